@@ -1,0 +1,1 @@
+"""Manager: the FastAPI app that ingests experience, trains in-device, publishes models."""

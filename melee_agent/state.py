@@ -1,0 +1,159 @@
+"""The 27-float state ("untouchable-27"): one table, and the encoders that all go through it.
+
+Layout: 13 values for the agent, the same 13 for the opponent, then the previous action.
+Each value is ``clip((min(raw, cap) + offset) / scale, 0, 1)`` of a libmelee ``PlayerState``
+field (``in_air`` is ``1 - on_ground``; ``speed_x`` is the ground or air self-speed, whichever
+applies). Non-finite raw values (seen on pre-game frames) encode as 0.
+
+The same table serves a live libmelee ``GameState`` (:func:`encode_gamestate`), arrays read from
+a replay, and the arena's device tensors (:func:`encode_players`, numpy or torch).
+
+Example::
+
+    >>> import numpy as np
+    >>> p = {f.source: np.zeros(2, np.float32) for f in STATE_FIELDS}
+    >>> encode_players(p, p, previous_action=np.zeros(2), num_actions=5).shape
+    (2, 27)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+STATE_LAYOUT = "untouchable-27"
+PLAYER_DIM = 13
+STATE_DIM = 2 * PLAYER_DIM + 1
+PREVIOUS_ACTION_INDEX = STATE_DIM - 1
+
+
+@dataclass(frozen=True)
+class StateField:
+    name: str
+    source: str  # key in a player's raw-field mapping (libmelee PlayerState names, flattened)
+    offset: float = 0.0
+    scale: float = 1.0
+    cap: float = math.inf  # raw values are capped here before scaling
+    invert: bool = False  # value = 1 - raw (in_air from on_ground)
+
+
+STATE_FIELDS: tuple[StateField, ...] = (
+    StateField("x", "position_x", offset=300.0, scale=600.0),
+    StateField("y", "position_y", offset=200.0, scale=500.0),
+    StateField("speed_x", "speed_x", offset=20.0, scale=40.0),
+    StateField("speed_y", "speed_y", offset=20.0, scale=40.0),
+    StateField("action", "action", scale=400.0),
+    StateField("facing", "facing"),
+    StateField("invulnerable", "invulnerable"),
+    StateField("in_air", "on_ground", invert=True),
+    StateField("shield", "shield_strength", scale=60.0),
+    StateField("jumps_left", "jumps_left", scale=2.0, cap=2.0),
+    StateField("hitstun", "hitstun_frames_left", scale=60.0, cap=60.0),
+    StateField("percent", "percent", scale=999.0, cap=999.0),
+    StateField("action_frame", "action_frame", scale=120.0, cap=120.0),
+)
+assert len(STATE_FIELDS) == PLAYER_DIM
+
+#: Column names of the full 27-float vector, in order.
+STATE_NAMES: tuple[str, ...] = (
+    tuple(f"agent_{f.name}" for f in STATE_FIELDS)
+    + tuple(f"opponent_{f.name}" for f in STATE_FIELDS)
+    + ("previous_action",)
+)
+RAW_FIELDS: tuple[str, ...] = tuple(f.source for f in STATE_FIELDS)
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def _encode_one(f: StateField, raw: Any, torch_mod: Any) -> Any:
+    if torch_mod is not None:
+        v = raw.to(torch_mod.float32)
+        v = torch_mod.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
+        if f.invert:
+            v = 1.0 - v
+        if f.cap != math.inf:
+            v = v.clamp(max=f.cap)
+        return ((v + f.offset) / f.scale).clamp(0.0, 1.0)
+    v = np.asarray(raw, dtype=np.float32)
+    v = np.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
+    if f.invert:
+        v = 1.0 - v
+    if f.cap != math.inf:
+        v = np.minimum(v, np.float32(f.cap))
+    return np.clip((v + np.float32(f.offset)) / np.float32(f.scale), 0.0, 1.0).astype(np.float32)
+
+
+def encode_players(
+    agent: Mapping[str, Any],
+    opponent: Mapping[str, Any],
+    previous_action: Any,
+    num_actions: int,
+) -> Any:
+    """Encode batches of raw player fields into ``[B, 27]`` (torch in, torch out; else numpy).
+
+    ``agent`` and ``opponent`` map each name in :data:`RAW_FIELDS` to a ``[B]`` array; booleans
+    are fine. ``previous_action`` is ``[B]`` action indices in ``[0, num_actions)``.
+    """
+    torch_mod = None
+    if _is_torch(previous_action) or _is_torch(next(iter(agent.values()))):
+        import torch as torch_mod  # noqa: PLC0415
+    cols = []
+    for side in (agent, opponent):
+        missing = [f.source for f in STATE_FIELDS if f.source not in side]
+        if missing:
+            raise KeyError(f"player fields missing: {', '.join(missing)}")
+        cols.extend(_encode_one(f, side[f.source], torch_mod) for f in STATE_FIELDS)
+    denom = float(max(num_actions - 1, 1))
+    if torch_mod is not None:
+        prev = torch_mod.as_tensor(previous_action, device=cols[0].device).to(torch_mod.float32)
+        cols.append((prev / denom).clamp(0.0, 1.0))
+        return torch_mod.stack(torch_mod.broadcast_tensors(*cols), dim=-1)
+    prev = np.asarray(previous_action, dtype=np.float32)
+    cols.append(np.clip(prev / np.float32(denom), 0.0, 1.0).astype(np.float32))
+    return np.stack(np.broadcast_arrays(*cols), axis=-1).astype(np.float32)
+
+
+def player_fields(player: Any) -> dict[str, float]:
+    """Raw fields of one libmelee ``PlayerState``, flattened to the names in :data:`RAW_FIELDS`."""
+    on_ground = bool(player.on_ground)
+    speed_x = player.speed_ground_x_self if on_ground else player.speed_air_x_self
+    action = player.action
+    return {
+        "position_x": float(player.position.x),
+        "position_y": float(player.position.y),
+        "speed_x": float(speed_x),
+        "speed_y": float(player.speed_y_self),
+        "action": float(getattr(action, "value", action)),
+        "facing": float(bool(player.facing)),
+        "invulnerable": float(bool(player.invulnerable)),
+        "on_ground": float(on_ground),
+        "shield_strength": float(player.shield_strength),
+        "jumps_left": float(player.jumps_left),
+        "hitstun_frames_left": float(player.hitstun_frames_left),
+        "percent": float(player.percent),
+        "action_frame": float(player.action_frame),
+    }
+
+
+def encode_gamestate(
+    gamestate: Any,
+    agent_port: int,
+    opponent_port: int,
+    previous_action: int = 0,
+    num_actions: int = 5,
+) -> np.ndarray:
+    """Encode one libmelee ``GameState`` as a float32 ``[27]`` vector for the agent's port."""
+    players = gamestate.players
+    for role, port in (("agent", agent_port), ("opponent", opponent_port)):
+        if port not in players:
+            raise KeyError(
+                f"{role} port {port} is not in this game (ports present: {sorted(players)})"
+            )
+    agent = player_fields(players[agent_port])
+    opponent = player_fields(players[opponent_port])
+    return encode_players(agent, opponent, previous_action, num_actions)

@@ -1,0 +1,1 @@
+"""The `melee-agent` command line: one module per subcommand, dispatched from `main`."""

@@ -1,0 +1,3 @@
+from melee_agent_cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,51 @@
+"""`melee-agent bench KIND`: benchmarks that print a table and write JSON.
+
+Each kind lives in its own module ``melee_agent_cli.bench_<kind>`` with ``add_args(parser)`` and
+``run(args) -> dict`` (the results; this module prints nothing itself, the kind prints its table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+from melee_agent.config import atomic_write_json
+from melee_agent_cli.common import add_common
+
+KINDS = {
+    "replay": "replay storage, sampling and train-step speed (the paper's Table 1 and Figure 3)",
+    "arena": "arena game frames per second, with random and with Dueling DQN actions",
+    "ingest": "manager ingest rows/s over loopback HTTP while training",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="run a benchmark, print a table, write JSON")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
+    for kind, help_text in KINDS.items():
+        module = f"melee_agent_cli.bench_{kind}"
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+            continue
+        kp = kinds.add_parser(kind, help=help_text)
+        add_common(kp)
+        mod.add_args(kp)
+        kp.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    mod = importlib.import_module(f"melee_agent_cli.bench_{args.kind}")
+    results = mod.run(args)
+    if args.json:
+        atomic_write_json(args.json, results)
+        print(f"results written to {args.json}", file=sys.stderr)
+    return 0
+
+
+def dumps(results: dict) -> str:
+    return json.dumps(results, indent=2)

@@ -1,0 +1,30 @@
+import pytest
+
+from melee_agent.config import ConfigError, load_config
+
+
+def test_small_config_overrides_defaults():
+    cfg = load_config("small")
+    assert cfg.name == "small"
+    assert cfg.replay.capacity == 20_000
+    assert cfg.learner.gamma == 0.99  # untouched key keeps its default
+
+
+def test_command_line_override_parses_types():
+    cfg = load_config("default", ["learner.batch_size=64", "learner.lr=3e-4", "env.reward=damage"])
+    assert cfg.learner.batch_size == 64 and cfg.learner.lr == pytest.approx(3e-4)
+    assert cfg.env.reward == "damage"
+
+
+@pytest.mark.parametrize("bad", ["learner.bogus=1", "nosuch.key=1", "learner.batch_size=abc", "oops"])
+def test_bad_override_names_the_problem(bad):
+    with pytest.raises(ConfigError) as e:
+        load_config("default", [bad])
+    assert bad.split("=")[0].split(".")[-1] in str(e.value) or "section.key=value" in str(e.value)
+
+
+def test_unknown_key_in_file_is_an_error(tmp_path):
+    f = tmp_path / "x.toml"
+    f.write_text("[replay]\ncapasity = 5\n")
+    with pytest.raises(ConfigError, match="capasity"):
+        load_config(f)

@@ -1,0 +1,1 @@
+"""Workers: play with a fixed model, upload experience, fetch new models; launchers."""
