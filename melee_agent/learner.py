@@ -1,0 +1,137 @@
+"""The train step: double DQN on a Dueling network, entirely on the replay's device.
+
+For a sampled row ``(s, a, r, d, s')`` where ``d`` is the discount column (``gamma^k`` for a
+k-step return, 0 at a terminal state)::
+
+    a*   = argmax_a' Q_online(s', a')
+    y    = r + d * Q_target(s', a*)
+    loss = mean_i  w_i * huber(Q_online(s, a) - y)
+
+Adam, gradient-norm clipping, the target network copied from the online one every
+``target_sync`` steps. Nothing is read back to the host during a step: metrics accumulate in a
+device tensor and are read every ``metrics_every`` steps.
+
+Example::
+
+    >>> import numpy as np
+    >>> from melee_agent.replay import DeviceReplay, ROW_WIDTH
+    >>> replay = DeviceReplay(1000, block_size=100)
+    >>> rows = np.zeros((200, ROW_WIDTH), np.float32); rows[:, :27] = np.random.rand(200, 27)
+    >>> replay.add(rows)
+    >>> learner = Learner(replay, num_actions=5, batch_size=32, metrics_every=1)
+    >>> sorted(learner.step())
+    ['grad_norm', 'loss', 'q_mean', 'td_abs', 'train_steps']
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from melee_agent.config import LearnerConfig
+from melee_agent.model import DuelingDQN
+from melee_agent.state import STATE_DIM
+
+METRIC_NAMES = ("loss", "q_mean", "td_abs", "grad_norm")
+
+
+class Learner:
+    def __init__(
+        self,
+        replay: Any,
+        num_actions: int,
+        device: str | torch.device = "cpu",
+        batch_size: int = 128,
+        gamma: float = 0.99,
+        lr: float = 1e-4,
+        grad_clip: float = 10.0,
+        target_sync: int = 10_000,
+        metrics_every: int = 100,
+        huber_delta: float = 1.0,
+        model: DuelingDQN | None = None,
+    ):
+        self.replay = replay
+        self.device = torch.device(device)
+        self.num_actions = num_actions
+        self.batch_size = batch_size
+        self.gamma = gamma  # kept for reference; targets use each row's own discount column
+        self.grad_clip = grad_clip
+        self.target_sync = target_sync
+        self.metrics_every = metrics_every
+        self.huber_delta = huber_delta
+        self.online = (model or DuelingDQN(STATE_DIM, num_actions)).to(self.device)
+        self.target = copy.deepcopy(self.online).requires_grad_(False)
+        self.optimizer = torch.optim.Adam(self.online.parameters(), lr=lr)
+        self.train_steps = 0
+        self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
+        self._acc_steps = 0
+        self._prioritized = hasattr(replay, "update_priorities")
+
+    @classmethod
+    def from_config(cls, replay: Any, num_actions: int, device: str | torch.device, cfg: LearnerConfig,
+                    model: DuelingDQN | None = None) -> "Learner":
+        return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
+                   grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,
+                   huber_delta=cfg.huber_delta, model=model)
+
+    def step(self, batch: Any = None) -> dict[str, float] | None:
+        """One train step on a sampled batch; returns averaged metrics every ``metrics_every`` steps."""
+        if batch is None:
+            batch = self.replay.sample(self.batch_size)
+        q = self.online(batch.obs).gather(1, batch.action.unsqueeze(1)).squeeze(1)
+        with torch.no_grad():
+            best = self.online(batch.next_obs).argmax(dim=1, keepdim=True)
+            y = batch.reward + batch.discount * self.target(batch.next_obs).gather(1, best).squeeze(1)
+        td = q - y
+        loss = (batch.weight * F.huber_loss(q, y, reduction="none", delta=self.huber_delta)).mean()
+
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.online.parameters(), self.grad_clip)
+        self.optimizer.step()
+
+        if self._prioritized:
+            self.replay.update_priorities(batch.idx, td.detach().abs())
+        self.train_steps += 1
+        if self.train_steps % self.target_sync == 0:
+            self.sync_target()
+        with torch.no_grad():
+            self._acc += torch.stack((loss.detach(), q.detach().mean(), td.detach().abs().mean(), grad_norm))
+        self._acc_steps += 1
+        if self._acc_steps >= self.metrics_every:
+            return self.read_metrics()
+        return None
+
+    def read_metrics(self) -> dict[str, float]:
+        """Average the accumulated metrics (one host read) and reset the accumulator."""
+        n = max(self._acc_steps, 1)
+        values = (self._acc / n).tolist()
+        self._acc.zero_()
+        self._acc_steps = 0
+        out = dict(zip(METRIC_NAMES, values))
+        out["train_steps"] = float(self.train_steps)
+        return out
+
+    def sync_target(self) -> None:
+        self.target.load_state_dict(self.online.state_dict())
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.online(obs.to(self.device)).argmax(dim=1)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "online": self.online.state_dict(),
+            "target": self.target.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "train_steps": self.train_steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.online.load_state_dict(state["online"])
+        self.target.load_state_dict(state["target"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.train_steps = int(state["train_steps"])

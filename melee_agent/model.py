@@ -1,0 +1,146 @@
+"""The Dueling DQN and its model files (safetensors with metadata, never pickle).
+
+Architecture (Parr 2017, after Wang et al. 2016)::
+
+    h    = relu(W_s x)                       # 27 -> 128, shared
+    V(x) = w_v2 . relu(W_v1 h)               # 128 -> 512 -> 1
+    A(x) = W_a2 relu(W_a1 h)                 # 128 -> 512 -> |A|
+    Q(x, a) = V(x) + A(x, a) - mean_a' A(x, a')   (the mean per sample)
+
+Example::
+
+    >>> import torch
+    >>> net = DuelingDQN(num_actions=5)
+    >>> net(torch.zeros(3, 27)).shape
+    torch.Size([3, 5])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+import torch
+from safetensors.torch import load as st_load_bytes
+from safetensors.torch import save as st_save_bytes
+from torch import nn
+
+from melee_agent.config import atomic_write_bytes
+from melee_agent.state import STATE_DIM, STATE_LAYOUT
+
+MODEL_SCHEMA = "melee-agent/model/1"
+
+
+class DuelingDQN(nn.Module):
+    def __init__(self, state_dim: int = STATE_DIM, num_actions: int = 5, shared: int = 128, stream: int = 512):
+        super().__init__()
+        self.state_dim, self.num_actions, self.shared_size, self.stream_size = state_dim, num_actions, shared, stream
+        self.shared = nn.Sequential(nn.Linear(state_dim, shared), nn.ReLU())
+        self.value = nn.Sequential(nn.Linear(shared, stream), nn.ReLU(), nn.Linear(stream, 1))
+        self.advantage = nn.Sequential(nn.Linear(shared, stream), nn.ReLU(), nn.Linear(stream, num_actions))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        h = self.shared(obs)
+        adv = self.advantage(h)
+        return self.value(h) + adv - adv.mean(dim=-1, keepdim=True)
+
+    def sizes(self) -> dict[str, int]:
+        return {"state_dim": self.state_dim, "num_actions": self.num_actions,
+                "shared": self.shared_size, "stream": self.stream_size}
+
+
+def model_to_bytes(
+    model: DuelingDQN,
+    *,
+    version: int,
+    train_step: int,
+    action_set: str,
+    state_layout: str = STATE_LAYOUT,
+) -> bytes:
+    """Serialize the online network's weights with the DESIGN.md metadata."""
+    weights = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
+    meta = {
+        "schema": MODEL_SCHEMA,
+        "version": str(int(version)),
+        "train_step": str(int(train_step)),
+        "state_layout": state_layout,
+        "action_set": action_set,
+        "sizes": json.dumps(model.sizes(), sort_keys=True),
+    }
+    return st_save_bytes(weights, metadata=meta)
+
+
+def _read_metadata(data: bytes) -> dict[str, str]:
+    # The safetensors header is a little-endian u64 length, then JSON; read metadata without tensors.
+    if len(data) < 8:
+        raise ValueError("not a safetensors file (shorter than its 8-byte header length)")
+    n = int.from_bytes(data[:8], "little")
+    if n <= 0 or 8 + n > len(data):
+        raise ValueError("not a safetensors file (bad header length)")
+    try:
+        header = json.loads(data[8 : 8 + n])
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError("not a safetensors file (header is not JSON)") from None
+    return dict(header.get("__metadata__") or {})
+
+
+def model_from_bytes(
+    data: bytes,
+    *,
+    action_set: str | None = None,
+    state_layout: str | None = STATE_LAYOUT,
+    device: str | torch.device = "cpu",
+    origin: str = "model",
+) -> tuple[DuelingDQN, dict[str, Any]]:
+    """Rebuild a :class:`DuelingDQN` from model-file bytes, checking schema, layout and action set."""
+    meta = _read_metadata(data)
+    if meta.get("schema") != MODEL_SCHEMA:
+        raise ValueError(f"{origin}: schema is {meta.get('schema')!r}, expected {MODEL_SCHEMA!r}")
+    if state_layout is not None and meta.get("state_layout") != state_layout:
+        raise ValueError(
+            f"{origin}: state layout {meta.get('state_layout')!r} does not match {state_layout!r}"
+        )
+    if action_set is not None and meta.get("action_set") != action_set:
+        raise ValueError(f"{origin}: action set {meta.get('action_set')!r} does not match {action_set!r}")
+    sizes = json.loads(meta["sizes"])
+    model = DuelingDQN(**sizes)
+    model.load_state_dict(st_load_bytes(data))
+    model.to(device).eval()
+    out: dict[str, Any] = dict(meta)
+    out["version"] = int(meta["version"])
+    out["train_step"] = int(meta["train_step"])
+    out["sizes"] = sizes
+    out["sha256"] = hashlib.sha256(data).hexdigest()
+    return model, out
+
+
+def save_model(
+    path: str | os.PathLike,
+    model: DuelingDQN,
+    *,
+    version: int,
+    train_step: int,
+    action_set: str,
+    state_layout: str = STATE_LAYOUT,
+) -> str:
+    """Write a model file atomically; returns its sha256."""
+    data = model_to_bytes(model, version=version, train_step=train_step, action_set=action_set,
+                          state_layout=state_layout)
+    atomic_write_bytes(path, data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_model(
+    path: str | os.PathLike,
+    *,
+    action_set: str | None = None,
+    state_layout: str | None = STATE_LAYOUT,
+    device: str | torch.device = "cpu",
+) -> tuple[DuelingDQN, dict[str, Any]]:
+    """Load a model file; a layout or action set other than the expected one is a ValueError."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return model_from_bytes(data, action_set=action_set, state_layout=state_layout, device=device,
+                            origin=str(path))

@@ -1,0 +1,371 @@
+"""Experience replays: the in-device replay (Parr 2017) and the in-RAM baseline it is measured against.
+
+Rows are 57 float32: ``obs[0:27] | action[27] | reward[28] | discount[29] | next_obs[30:57]``;
+workers send them, the replay stores them, the learner reads them, with no conversion.
+
+The device replay is split the TorchRL way into three small parts, each testable alone:
+
+* :class:`DeviceStorage`  - one ``[capacity, 57]`` tensor on the device, written FIFO with a
+  wrapping cursor;
+* :class:`StagingWriter` - a host block of ``block_size`` rows that fills one row (or many) at a
+  time and is copied to the storage as one block;
+* :class:`UniformSampler` - indices drawn on the device: ``idx ~ U{0, ..., size-1}``, so a sample is
+  ``storage[idx]`` with no host round trip.
+
+:class:`DeviceReplay` composes them; :class:`PrioritizedDeviceReplay` swaps the sampler for a
+device-resident float64 sum tree (``P(i) = p_i^alpha / sum_k p_k^alpha``, importance weight
+``w_i = (N P(i))^-beta / max_j w_j``); :class:`HostReplay` is the paper's in-RAM baseline.
+
+Example::
+
+    >>> import numpy as np
+    >>> r = DeviceReplay(capacity=10, block_size=4)
+    >>> r.add(np.zeros((6, ROW_WIDTH), np.float32)); len(r), r.staged
+    (4, 2)
+    >>> r.flush(); len(r)
+    6
+    >>> r.sample(3).obs.shape
+    torch.Size([3, 27])
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from melee_agent.state import STATE_DIM
+
+ROW_WIDTH = 2 * STATE_DIM + 3
+OBS = slice(0, STATE_DIM)
+ACTION = STATE_DIM
+REWARD = STATE_DIM + 1
+DISCOUNT = STATE_DIM + 2
+NEXT_OBS = slice(STATE_DIM + 3, ROW_WIDTH)
+assert ROW_WIDTH == 57
+
+
+@dataclass
+class ReplayBatch:
+    """A sampled batch; every field is a tensor on the replay's device."""
+
+    obs: torch.Tensor  # [B, 27]
+    action: torch.Tensor  # [B] int64
+    reward: torch.Tensor  # [B]
+    discount: torch.Tensor  # [B]  gamma^k, 0 at a terminal state
+    next_obs: torch.Tensor  # [B, 27]
+    idx: torch.Tensor  # [B] int64 storage indices
+    weight: torch.Tensor  # [B] importance weights (ones when uniform)
+
+    @classmethod
+    def from_rows(cls, rows: torch.Tensor, idx: torch.Tensor, weight: torch.Tensor) -> "ReplayBatch":
+        return cls(rows[:, OBS], rows[:, ACTION].long(), rows[:, REWARD], rows[:, DISCOUNT],
+                   rows[:, NEXT_OBS], idx, weight)
+
+
+def _check_rows(rows: Any) -> np.ndarray | torch.Tensor:
+    if rows.ndim != 2 or rows.shape[1] != ROW_WIDTH:
+        raise ValueError(f"rows must be [n, {ROW_WIDTH}], got {list(rows.shape)}")
+    return rows
+
+
+class DeviceStorage:
+    """A ``[capacity, 57]`` float32 tensor on ``device`` written FIFO with a wrapping cursor."""
+
+    def __init__(self, capacity: int, device: str | torch.device = "cpu"):
+        if capacity <= 0:
+            raise ValueError(f"capacity must be positive, got {capacity}")
+        self.capacity = int(capacity)
+        self.device = torch.device(device)
+        self.data = torch.zeros(self.capacity, ROW_WIDTH, dtype=torch.float32, device=self.device)
+        self.cursor = 0  # next row to write
+        self.size = 0  # rows holding data; host ints, so nothing here waits on the device
+
+    def write(self, rows: torch.Tensor) -> torch.Tensor:
+        """Write rows at the cursor (wrapping); returns the storage indices written, on the device."""
+        total = rows.shape[0]
+        start = self.cursor
+        if total > self.capacity:
+            # Only the newest `capacity` rows would survive; write just those, where FIFO puts them.
+            start = (start + total - self.capacity) % self.capacity
+            rows = rows[-self.capacity :]
+        n = rows.shape[0]
+        first = min(n, self.capacity - start)
+        self.data[start : start + first].copy_(rows[:first], non_blocking=True)
+        if first < n:
+            self.data[: n - first].copy_(rows[first:], non_blocking=True)
+        self.cursor = (self.cursor + total) % self.capacity
+        self.size = min(self.size + total, self.capacity)
+        return (torch.arange(n, device=self.device) + start) % self.capacity
+
+    def nbytes(self) -> int:
+        return self.data.numel() * self.data.element_size()
+
+
+class StagingWriter:
+    """A host block that collects rows and hands them to a :class:`DeviceStorage` a block at a time.
+
+    On CUDA the block is pinned and double-buffered so a copy in flight never sees its source
+    overwritten; on the CPU a block copy is a plain memcpy.
+    """
+
+    def __init__(self, storage: DeviceStorage, block_size: int = 2000):
+        if block_size <= 0:
+            raise ValueError(f"block_size must be positive, got {block_size}")
+        self.storage = storage
+        self.block_size = int(block_size)
+        pin = storage.device.type == "cuda"
+        self._blocks = [torch.empty(self.block_size, ROW_WIDTH, dtype=torch.float32, pin_memory=pin)
+                        for _ in range(2 if pin else 1)]
+        self._events: list[Any] = [None] * len(self._blocks)
+        self._which = 0
+        self._np = self._blocks[0].numpy()
+        self.staged = 0
+        self.on_write = None  # callback(indices) for samplers that track writes
+
+    def add_one(self, row: np.ndarray) -> None:
+        self._np[self.staged] = row
+        self.staged += 1
+        if self.staged == self.block_size:
+            self.flush()
+
+    def add(self, rows: np.ndarray | torch.Tensor) -> None:
+        rows = _check_rows(rows)
+        n, i = rows.shape[0], 0
+        if self.staged == 0 and n >= self.block_size:
+            # Whole blocks skip the staging copy: one transfer straight into the storage.
+            whole = n - n % self.block_size
+            src = rows[:whole]
+            src = torch.from_numpy(np.ascontiguousarray(src, dtype=np.float32)) if isinstance(src, np.ndarray) else src
+            self._written(self.storage.write(src.to(torch.float32)))
+            i = whole
+        while i < n:
+            take = min(self.block_size - self.staged, n - i)
+            chunk = rows[i : i + take]
+            if isinstance(chunk, torch.Tensor):
+                chunk = chunk.detach().to("cpu", torch.float32).numpy()
+            self._np[self.staged : self.staged + take] = chunk
+            self.staged += take
+            i += take
+            if self.staged == self.block_size:
+                self.flush()
+
+    def flush(self) -> None:
+        """Move the staged rows (a whole or partial block) to the storage."""
+        if self.staged == 0:
+            return
+        block = self._blocks[self._which]
+        self._written(self.storage.write(block[: self.staged]))
+        if len(self._blocks) > 1:
+            ev = torch.cuda.Event()
+            ev.record()
+            self._events[self._which] = ev
+            self._which ^= 1
+            if self._events[self._which] is not None:
+                self._events[self._which].synchronize()
+            self._np = self._blocks[self._which].numpy()
+        self.staged = 0
+
+    def _written(self, idx: torch.Tensor) -> None:
+        if self.on_write is not None:
+            self.on_write(idx)
+
+    def nbytes(self) -> int:
+        return sum(b.numel() * b.element_size() for b in self._blocks)
+
+
+class UniformSampler:
+    """Uniform indices over the filled part of a storage, drawn on its device."""
+
+    def __init__(self, storage: DeviceStorage, seed: int | None = None):
+        self.storage = storage
+        self.generator = None
+        if seed is not None:
+            self.generator = torch.Generator(device=storage.device)
+            self.generator.manual_seed(seed)
+        self._ones: dict[int, torch.Tensor] = {}
+
+    def sample(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        size = self.storage.size
+        if size == 0:
+            raise ValueError("cannot sample from an empty replay (flush staged rows first)")
+        idx = torch.randint(0, size, (batch_size,), device=self.storage.device, generator=self.generator)
+        weight = self._ones.get(batch_size)
+        if weight is None:
+            weight = self._ones[batch_size] = torch.ones(batch_size, device=self.storage.device)
+        return idx, weight
+
+
+class DeviceReplay:
+    """The in-device experience replay: storage, staging writer and uniform sampler in one.
+
+    ``add`` accepts one row ``[57]`` or many ``[n, 57]`` (numpy or torch); rows reach the device a
+    block at a time, so ``len`` counts rows already on the device and ``staged`` the rest.
+    """
+
+    def __init__(self, capacity: int, device: str | torch.device = "cpu", block_size: int = 2000,
+                 seed: int | None = None):
+        self.storage = DeviceStorage(capacity, device)
+        self.writer = StagingWriter(self.storage, block_size)
+        self.sampler = UniformSampler(self.storage, seed)
+        self.device = self.storage.device
+        self.capacity = self.storage.capacity
+        self.block_size = self.writer.block_size
+
+    def add(self, rows: np.ndarray | torch.Tensor) -> None:
+        if rows.ndim == 1:
+            if rows.shape[0] != ROW_WIDTH:
+                raise ValueError(f"a row must have {ROW_WIDTH} values, got {rows.shape[0]}")
+            self.writer.add_one(rows)
+        else:
+            self.writer.add(rows)
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+    @property
+    def staged(self) -> int:
+        return self.writer.staged
+
+    def __len__(self) -> int:
+        return self.storage.size
+
+    def sample(self, batch_size: int) -> ReplayBatch:
+        idx, weight = self.sampler.sample(batch_size)
+        return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
+
+    def nbytes(self) -> int:
+        """Bytes held: the storage plus the staging block(s)."""
+        return self.storage.nbytes() + self.writer.nbytes()
+
+
+class SumTree:
+    """A float64 sum tree on a device; leaf ``i`` holds priority ``p_i``, each parent its children's sum.
+
+    Updates and prefix-sum searches are vectorized over a whole batch (one op per tree level).
+    """
+
+    def __init__(self, capacity: int, device: torch.device):
+        self.leaves = 1 << max(0, (capacity - 1).bit_length())
+        self.depth = self.leaves.bit_length() - 1
+        self.tree = torch.zeros(2 * self.leaves, dtype=torch.float64, device=device)
+
+    def set(self, idx: torch.Tensor, value: torch.Tensor) -> None:
+        node = idx + self.leaves
+        self.tree[node] = value.to(torch.float64)
+        for _ in range(self.depth):
+            node = torch.div(node, 2, rounding_mode="floor")
+            self.tree[node] = self.tree[2 * node] + self.tree[2 * node + 1]
+
+    def total(self) -> torch.Tensor:
+        return self.tree[1]
+
+    def find(self, mass: torch.Tensor) -> torch.Tensor:
+        """Leaf indices where the running sum first exceeds ``mass`` (``[B]`` float64)."""
+        node = torch.ones_like(mass, dtype=torch.long)
+        for _ in range(self.depth):
+            left = self.tree[2 * node]
+            right = mass >= left
+            mass = mass - left * right
+            node = 2 * node + right.long()
+        return node - self.leaves
+
+    def get(self, idx: torch.Tensor) -> torch.Tensor:
+        return self.tree[idx + self.leaves]
+
+
+class PrioritizedDeviceReplay(DeviceReplay):
+    """Proportional prioritized replay (Ape-X: alpha 0.6, beta 0.4) with a device sum tree.
+
+    New rows get the priority given to ``add`` (actors' initial priorities) or else the largest
+    priority seen so far. Sampling is stratified: one draw per equal slice of the total mass.
+    """
+
+    def __init__(self, capacity: int, device: str | torch.device = "cpu", block_size: int = 2000,
+                 alpha: float = 0.6, beta: float = 0.4, seed: int | None = None, eps: float = 1e-6):
+        super().__init__(capacity, device, block_size, seed)
+        self.alpha, self.beta, self.eps = alpha, beta, eps
+        self.tree = SumTree(self.capacity, self.device)
+        self.max_priority = 1.0
+        self._pending: list[np.ndarray] = []  # initial priorities of staged rows, in order
+        self.writer.on_write = self._on_write
+
+    def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None:
+        n = 1 if rows.ndim == 1 else rows.shape[0]
+        if priority is None:
+            p = np.full(n, self.max_priority, np.float64)
+        else:
+            p = np.asarray(priority.detach().cpu() if isinstance(priority, torch.Tensor) else priority,
+                           dtype=np.float64).reshape(-1)
+            if p.shape[0] != n or not np.all(np.isfinite(p)) or np.any(p < 0):
+                raise ValueError(f"priority must be {n} finite values >= 0")
+            self.max_priority = max(self.max_priority, float(p.max(initial=0.0)))
+        self._pending.append(p)
+        super().add(rows)
+
+    def _on_write(self, idx: torch.Tensor) -> None:
+        n = idx.shape[0]
+        pending = np.concatenate(self._pending) if self._pending else np.zeros(0)
+        p, rest = pending[:n], pending[n:]
+        self._pending = [rest] if rest.size else []
+        p = torch.from_numpy(np.ascontiguousarray(p[-n:])).to(self.device)
+        self.tree.set(idx, (p + self.eps) ** self.alpha)
+
+    def sample(self, batch_size: int) -> ReplayBatch:
+        if len(self) == 0:
+            raise ValueError("cannot sample from an empty replay (flush staged rows first)")
+        total = self.tree.total()
+        u = torch.rand(batch_size, dtype=torch.float64, device=self.device, generator=self.sampler.generator)
+        mass = (torch.arange(batch_size, device=self.device, dtype=torch.float64) + u) * (total / batch_size)
+        idx = self.tree.find(mass).clamp_(max=len(self) - 1)
+        prob = self.tree.get(idx) / total
+        weight = (len(self) * prob).clamp_min(1e-12) ** (-self.beta)
+        weight = (weight / weight.max()).to(torch.float32)
+        return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
+
+    def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
+        """Set new priorities (e.g. ``|TD error|``) for sampled rows; stays on the device."""
+        p = priority.detach().to(self.device, torch.float64)
+        self.tree.set(idx.to(self.device), (p + self.eps) ** self.alpha)
+        # Track the max lazily on the host only when cheap (CPU); on CUDA keep it stale but valid.
+        if self.device.type == "cpu":
+            self.max_priority = max(self.max_priority, float(p.max()))
+
+
+class HostReplay:
+    """The paper's in-RAM baseline: a Python list of rows, ``random.sample``, tensors built per step."""
+
+    def __init__(self, capacity: int, device: str | torch.device = "cpu", seed: int | None = None):
+        self.capacity = int(capacity)
+        self.device = torch.device(device)
+        self.rows: list[np.ndarray] = []
+        self.cursor = 0
+        self.rng = random.Random(seed)
+
+    def add(self, rows: np.ndarray | torch.Tensor) -> None:
+        if isinstance(rows, torch.Tensor):
+            rows = rows.detach().cpu().numpy()
+        if rows.ndim == 1:
+            rows = rows[None]
+        _check_rows(rows)
+        for row in rows:
+            if len(self.rows) < self.capacity:
+                self.rows.append(row.copy())
+            else:
+                self.rows[self.cursor] = row.copy()
+            self.cursor = (self.cursor + 1) % self.capacity
+
+    def flush(self) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def sample(self, batch_size: int) -> ReplayBatch:
+        picked = self.rng.sample(self.rows, batch_size)
+        rows = torch.from_numpy(np.stack(picked)).to(self.device)
+        idx = torch.full((batch_size,), -1, dtype=torch.long, device=self.device)
+        return ReplayBatch.from_rows(rows, idx, torch.ones(batch_size, device=self.device))

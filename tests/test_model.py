@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+import torch
+
+from melee_agent.model import DuelingDQN, load_model, model_from_bytes, model_to_bytes, save_model
+
+
+def test_dueling_combines_value_and_mean_centred_advantage():
+    torch.manual_seed(0)
+    net = DuelingDQN(num_actions=5)
+    x = torch.rand(7, 27)
+    h = net.shared(x)
+    v, a = net.value(h), net.advantage(h)
+    expected = v + a - a.mean(dim=1, keepdim=True)
+    torch.testing.assert_close(net(x), expected)
+    # Per sample: mean over actions of Q equals V for each row.
+    torch.testing.assert_close(net(x).mean(dim=1), v.squeeze(1))
+    assert [m.out_features for m in (net.shared[0], net.value[0], net.advantage[0])] == [128, 512, 512]
+
+
+def test_save_load_roundtrip_keeps_weights_and_metadata(tmp_path):
+    net = DuelingDQN(num_actions=30)
+    path = tmp_path / "m.safetensors"
+    sha = save_model(path, net, version=7, train_step=1234, action_set="basic")
+    loaded, meta = load_model(path, action_set="basic")
+    assert meta["version"] == 7 and meta["train_step"] == 1234 and meta["sha256"] == sha
+    assert meta["schema"] == "melee-agent/model/1" and meta["state_layout"] == "untouchable-27"
+    x = torch.rand(4, 27)
+    torch.testing.assert_close(loaded(x), net.eval()(x))
+    assert not list(tmp_path.glob(".*tmp"))  # the atomic write left no temp file
+
+
+def test_mismatched_action_set_or_layout_fails_clearly(tmp_path):
+    path = tmp_path / "m.safetensors"
+    save_model(path, DuelingDQN(num_actions=5), version=1, train_step=0, action_set="untouchable")
+    with pytest.raises(ValueError, match="action set 'untouchable' does not match 'basic'"):
+        load_model(path, action_set="basic")
+    with pytest.raises(ValueError, match="state layout"):
+        load_model(path, state_layout="other-10")
+
+
+def test_garbage_bytes_are_rejected_with_a_message():
+    with pytest.raises(ValueError, match="not a safetensors file"):
+        model_from_bytes(b"\x00" * 4)
+    with pytest.raises(ValueError, match="not a safetensors file"):
+        model_from_bytes(np.uint64(10).tobytes() + b"not json!!")
+    data = model_to_bytes(DuelingDQN(), version=1, train_step=0, action_set="untouchable")
+    _, meta = model_from_bytes(data)
+    assert meta["sizes"] == {"state_dim": 27, "num_actions": 5, "shared": 128, "stream": 512}
