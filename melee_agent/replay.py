@@ -31,7 +31,6 @@ Example::
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,22 +47,44 @@ NEXT_OBS = slice(STATE_DIM + 3, ROW_WIDTH)
 assert ROW_WIDTH == 57
 
 
-@dataclass
 class ReplayBatch:
-    """A sampled batch; every field is a tensor on the replay's device."""
+    """A sampled batch: ``rows`` ``[B, 57]`` on the replay's device, with its fields as views.
 
-    obs: torch.Tensor  # [B, 27]
-    action: torch.Tensor  # [B] int64
-    reward: torch.Tensor  # [B]
-    discount: torch.Tensor  # [B]  gamma^k, 0 at a terminal state
-    next_obs: torch.Tensor  # [B, 27]
-    idx: torch.Tensor  # [B] int64 storage indices
-    weight: torch.Tensor  # [B] importance weights (ones when uniform)
+    Fields are taken from ``rows`` when first read (slicing costs a few microseconds per field,
+    so a sample pays only for the gather); ``action`` is converted to int64 once.
+    """
+
+    __slots__ = ("rows", "idx", "weight", "_action")
+
+    def __init__(self, rows: torch.Tensor, idx: torch.Tensor, weight: torch.Tensor):
+        self.rows, self.idx, self.weight = rows, idx, weight  # weight: importance weights (ones if uniform)
+        self._action: torch.Tensor | None = None
 
     @classmethod
     def from_rows(cls, rows: torch.Tensor, idx: torch.Tensor, weight: torch.Tensor) -> "ReplayBatch":
-        return cls(rows[:, OBS], rows[:, ACTION].long(), rows[:, REWARD], rows[:, DISCOUNT],
-                   rows[:, NEXT_OBS], idx, weight)
+        return cls(rows, idx, weight)
+
+    @property
+    def obs(self) -> torch.Tensor:  # [B, 27]
+        return self.rows[:, OBS]
+
+    @property
+    def action(self) -> torch.Tensor:  # [B] int64
+        if self._action is None:
+            self._action = self.rows[:, ACTION].long()
+        return self._action
+
+    @property
+    def reward(self) -> torch.Tensor:  # [B]
+        return self.rows[:, REWARD]
+
+    @property
+    def discount(self) -> torch.Tensor:  # [B]: gamma^k, 0 at a terminal state
+        return self.rows[:, DISCOUNT]
+
+    @property
+    def next_obs(self) -> torch.Tensor:  # [B, 27]
+        return self.rows[:, NEXT_OBS]
 
 
 def _check_rows(rows: Any) -> np.ndarray | torch.Tensor:
