@@ -116,7 +116,7 @@ class _FixedBatch:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     device = torch.device(args.device)
     capacity = 20_000 if args.quick else args.capacity
-    train_steps = 30 if args.quick else args.train_steps
+    train_steps = min(30, args.train_steps) if args.quick else args.train_steps
     sample_calls = 200 if args.quick else 2_000
     rng = np.random.default_rng(0)
     results: dict[str, Any] = {"device": str(device), "capacity": capacity, "torch": torch.__version__,
