@@ -1,0 +1,86 @@
+"""Reading Slippi replays (``.slp``) through libmelee's file console, the path a live Dolphin uses.
+
+Broken or too-old files raise :class:`ReplayError` naming the file and what went wrong, never a
+traceback from inside libmelee, and never a partial result: :func:`read_gamestates` and
+:func:`encode_replay` return every frame or raise.
+
+Example::
+
+    >>> states = read_gamestates("../shared/replays/libmelee_test_game_1.slp")  # doctest: +SKIP
+    >>> encode_replay("../shared/replays/libmelee_test_game_1.slp").shape       # doctest: +SKIP
+    (1038, 27)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from melee_agent.state import STATE_DIM, encode_gamestate
+
+
+class ReplayError(ValueError):
+    """A replay file that libmelee cannot read; the message names the file."""
+
+
+def iter_gamestates(path: str | os.PathLike) -> Iterator[Any]:
+    """Yield each frame's libmelee ``GameState`` from a replay file, in order."""
+    import melee  # noqa: PLC0415
+
+    path = Path(path)
+    if not path.is_file():
+        raise ReplayError(f"{path}: no such replay file")
+    try:
+        console = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True)
+        console.connect()
+    except Exception as e:  # libmelee raises TypeError, DecoderException, ... on bad files
+        raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None
+    frame = 0
+    while True:
+        try:
+            gamestate = console.step()
+        except Exception as e:
+            raise ReplayError(
+                f"{path}: replay is corrupt at frame {frame} ({type(e).__name__}: {e})"
+            ) from None
+        if gamestate is None:
+            return
+        frame += 1
+        yield gamestate
+
+
+def read_gamestates(path: str | os.PathLike) -> list[Any]:
+    """Every ``GameState`` of a replay, or a :class:`ReplayError` (never a partial list)."""
+    states = list(iter_gamestates(path))
+    if not states:
+        raise ReplayError(f"{path}: replay holds no frames")
+    return states
+
+
+def game_ports(gamestate: Any) -> list[int]:
+    return sorted(int(p) for p in gamestate.players)
+
+
+def encode_replay(
+    path: str | os.PathLike,
+    agent_port: int | None = None,
+    opponent_port: int | None = None,
+    num_actions: int = 5,
+) -> np.ndarray:
+    """Encode every frame of a replay as ``[frames, 27]`` (ports default to the first two in it)."""
+    states = read_gamestates(path)
+    ports = game_ports(states[-1])
+    if agent_port is None or opponent_port is None:
+        if len(ports) < 2:
+            raise ReplayError(f"{path}: needs two players, found ports {ports}")
+        agent_port, opponent_port = ports[0], ports[1]
+    for port in (agent_port, opponent_port):
+        if port not in ports:
+            raise ReplayError(f"{path}: port {port} is not in this game (ports: {ports})")
+    out = np.empty((len(states), STATE_DIM), np.float32)
+    for i, gs in enumerate(states):
+        out[i] = encode_gamestate(gs, agent_port, opponent_port, 0, num_actions)
+    return out
