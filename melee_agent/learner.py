@@ -48,7 +48,30 @@ def _adam(params: Any, lr: float) -> torch.optim.Adam:
         return torch.optim.Adam(params, lr=lr)
 
 
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    # "cuda" and "cuda:0" name the same device when the current one is 0; compare indices only when both are set.
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
+
+
 class Learner:
+    """Double DQN on the replay's device: ``y = r + d * Q_target(s', argmax_a' Q_online(s', a'))``.
+
+    ``d`` is the row's discount column, so 1-step and n-step rows train unchanged. ``step()``
+    samples ``batch_size`` rows, takes one Adam step on the weighted Huber loss with the
+    gradient norm clipped to ``grad_clip``, copies online to target every ``target_sync`` steps,
+    and returns averaged metrics every ``metrics_every`` steps (``None`` otherwise). With a
+    :class:`~melee_agent.replay.PrioritizedDeviceReplay` it writes ``|TD error|`` back as priorities.
+
+    Example::
+
+        >>> import numpy as np
+        >>> from melee_agent.replay import DeviceReplay, ROW_WIDTH
+        >>> replay = DeviceReplay(100, block_size=50); replay.add(np.zeros((100, ROW_WIDTH), np.float32))
+        >>> learner = Learner(replay, num_actions=5, batch_size=16, metrics_every=2)
+        >>> learner.step() is None, sorted(learner.step())[:2], learner.train_steps
+        (True, ['grad_norm', 'loss'], 2)
+    """
+
     def __init__(
         self,
         replay: Any,
@@ -65,6 +88,10 @@ class Learner:
     ):
         self.replay = replay
         self.device = torch.device(device)
+        replay_device = getattr(replay, "device", None)
+        if replay_device is not None and not _same_device(torch.device(replay_device), self.device):
+            raise ValueError(f"the replay is on {replay_device} but the learner on {self.device}: "
+                             "a train step must not copy batches between devices")
         self.num_actions = num_actions
         self.batch_size = batch_size
         self.gamma = gamma  # kept for reference; targets use each row's own discount column

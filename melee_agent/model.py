@@ -60,6 +60,9 @@ def model_to_bytes(
     state_layout: str = STATE_LAYOUT,
 ) -> bytes:
     """Serialize the online network's weights with the DESIGN.md metadata."""
+    expected = _expected_actions(action_set)
+    if expected is not None and expected != model.num_actions:
+        raise ValueError(f"action set {action_set!r} has {expected} actions, the network has {model.num_actions}")
     weights = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
     meta = {
         "schema": MODEL_SCHEMA,
@@ -86,6 +89,14 @@ def _read_metadata(data: bytes) -> dict[str, str]:
     return dict(header.get("__metadata__") or {})
 
 
+def _expected_actions(action_set: str | None) -> int | None:
+    # A file naming a known action set must have that many outputs; unknown names are left to callers.
+    from melee_agent.actions import ACTION_SETS
+
+    known = ACTION_SETS.get(action_set) if action_set else None
+    return known.num_actions if known is not None else None
+
+
 def model_from_bytes(
     data: bytes,
     *,
@@ -104,13 +115,24 @@ def model_from_bytes(
         )
     if action_set is not None and meta.get("action_set") != action_set:
         raise ValueError(f"{origin}: action set {meta.get('action_set')!r} does not match {action_set!r}")
-    sizes = json.loads(meta["sizes"])
-    model = DuelingDQN(**sizes)
-    model.load_state_dict(st_load_bytes(data))
+    try:
+        sizes = json.loads(meta["sizes"])
+        version, train_step = int(meta["version"]), int(meta["train_step"])
+        model = DuelingDQN(**sizes)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{origin}: bad model metadata ({type(e).__name__}: {e})") from None
+    expected = _expected_actions(meta.get("action_set"))
+    if expected is not None and expected != model.num_actions:
+        raise ValueError(f"{origin}: action set {meta.get('action_set')!r} has {expected} actions, "
+                         f"the network has {model.num_actions}")
+    try:
+        model.load_state_dict(st_load_bytes(data))
+    except Exception as e:  # safetensors' own error type, or a shape mismatch from torch
+        raise ValueError(f"{origin}: weights do not load ({type(e).__name__}: {e})") from None
     model.to(device).eval()
     out: dict[str, Any] = dict(meta)
-    out["version"] = int(meta["version"])
-    out["train_step"] = int(meta["train_step"])
+    out["version"] = version
+    out["train_step"] = train_step
     out["sizes"] = sizes
     out["sha256"] = hashlib.sha256(data).hexdigest()
     return model, out

@@ -105,8 +105,12 @@ class DeviceStorage:
         self.cursor = 0  # next row to write
         self.size = 0  # rows holding data; host ints, so nothing here waits on the device
 
-    def write(self, rows: torch.Tensor) -> torch.Tensor:
-        """Write rows at the cursor (wrapping); returns the storage indices written, on the device."""
+    def write(self, rows: torch.Tensor, indices: bool = True) -> torch.Tensor | None:
+        """Write rows at the cursor (wrapping); returns the storage indices written, on the device.
+
+        With ``indices=False`` nothing is returned (saves a small kernel per block when no one
+        tracks writes, which matters for tiny blocks).
+        """
         total = rows.shape[0]
         start = self.cursor
         if total > self.capacity:
@@ -120,6 +124,8 @@ class DeviceStorage:
             self.data[: n - first].copy_(rows[first:], non_blocking=True)
         self.cursor = (self.cursor + total) % self.capacity
         self.size = min(self.size + total, self.capacity)
+        if not indices:
+            return None
         return (torch.arange(n, device=self.device) + start) % self.capacity
 
     def nbytes(self) -> int:
@@ -145,9 +151,12 @@ class StagingWriter:
         self._which = 0
         self._np = self._blocks[0].numpy()
         self.staged = 0
-        self.on_write = None  # callback(indices) for samplers that track writes
+        self.on_write = None  # callback(indices on the device, rows consumed) for samplers that track writes
 
-    def add_one(self, row: np.ndarray) -> None:
+    def add_one(self, row: np.ndarray | torch.Tensor) -> None:
+        """Stage one ``[57]`` row: a numpy write, no torch op (the one-at-a-time fast path)."""
+        if isinstance(row, torch.Tensor):
+            row = row.detach().to("cpu", torch.float32).numpy()
         self._np[self.staged] = row
         self.staged += 1
         if self.staged == self.block_size:
@@ -161,7 +170,7 @@ class StagingWriter:
             whole = n - n % self.block_size
             src = rows[:whole]
             src = torch.from_numpy(np.ascontiguousarray(src, dtype=np.float32)) if isinstance(src, np.ndarray) else src
-            self._written(self.storage.write(src.to(torch.float32)))
+            self._write(src.to(torch.float32))
             i = whole
         while i < n:
             take = min(self.block_size - self.staged, n - i)
@@ -179,7 +188,7 @@ class StagingWriter:
         if self.staged == 0:
             return
         block = self._blocks[self._which]
-        self._written(self.storage.write(block[: self.staged]))
+        self._write(block[: self.staged])
         if len(self._blocks) > 1:
             ev = torch.cuda.Event()
             ev.record()
@@ -190,9 +199,10 @@ class StagingWriter:
             self._np = self._blocks[self._which].numpy()
         self.staged = 0
 
-    def _written(self, idx: torch.Tensor) -> None:
+    def _write(self, rows: torch.Tensor) -> None:
+        idx = self.storage.write(rows, indices=self.on_write is not None)
         if self.on_write is not None:
-            self.on_write(idx)
+            self.on_write(idx, rows.shape[0])
 
     def nbytes(self) -> int:
         return sum(b.numel() * b.element_size() for b in self._blocks)
@@ -310,29 +320,40 @@ class PrioritizedDeviceReplay(DeviceReplay):
         super().__init__(capacity, device, block_size, seed)
         self.alpha, self.beta, self.eps = alpha, beta, eps
         self.tree = SumTree(self.capacity, self.device)
-        self.max_priority = 1.0
-        self._pending: list[np.ndarray] = []  # initial priorities of staged rows, in order
+        # The largest priority seen, kept on the device so update_priorities never reads back.
+        self._max_priority = torch.ones((), dtype=torch.float64, device=self.device)
+        self._pending: list[np.ndarray] = []  # initial priorities of staged rows, in order (NaN: use the max)
         self.writer.on_write = self._on_write
+
+    @property
+    def max_priority(self) -> float:
+        return float(self._max_priority)
 
     def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None:
         n = 1 if rows.ndim == 1 else rows.shape[0]
         if priority is None:
-            p = np.full(n, self.max_priority, np.float64)
+            p = np.full(n, np.nan, np.float64)
         else:
             p = np.asarray(priority.detach().cpu() if isinstance(priority, torch.Tensor) else priority,
                            dtype=np.float64).reshape(-1)
             if p.shape[0] != n or not np.all(np.isfinite(p)) or np.any(p < 0):
-                raise ValueError(f"priority must be {n} finite values >= 0")
-            self.max_priority = max(self.max_priority, float(p.max(initial=0.0)))
+                raise ValueError(f"priority must be {n} finite values >= 0, got shape {list(p.shape)}")
+            if n:
+                self._max_priority.clamp_(min=float(p.max()))
         self._pending.append(p)
-        super().add(rows)
+        try:
+            super().add(rows)
+        except ValueError:
+            self._pending.pop()  # bad rows change nothing
+            raise
 
-    def _on_write(self, idx: torch.Tensor) -> None:
-        n = idx.shape[0]
+    def _on_write(self, idx: torch.Tensor, consumed: int) -> None:
+        # `consumed` rows left the staging side; only the newest len(idx) of them survived a wrap.
         pending = np.concatenate(self._pending) if self._pending else np.zeros(0)
-        p, rest = pending[:n], pending[n:]
+        p, rest = pending[:consumed], pending[consumed:]
         self._pending = [rest] if rest.size else []
-        p = torch.from_numpy(np.ascontiguousarray(p[-n:])).to(self.device)
+        p = torch.from_numpy(np.ascontiguousarray(p[consumed - idx.shape[0]:])).to(self.device)
+        p = torch.where(torch.isnan(p), self._max_priority, p)
         self.tree.set(idx, (p + self.eps) ** self.alpha)
 
     def sample(self, batch_size: int) -> ReplayBatch:
@@ -351,9 +372,7 @@ class PrioritizedDeviceReplay(DeviceReplay):
         """Set new priorities (e.g. ``|TD error|``) for sampled rows; stays on the device."""
         p = priority.detach().to(self.device, torch.float64)
         self.tree.set(idx.to(self.device), (p + self.eps) ** self.alpha)
-        # Track the max lazily on the host only when cheap (CPU); on CUDA keep it stale but valid.
-        if self.device.type == "cpu":
-            self.max_priority = max(self.max_priority, float(p.max()))
+        torch.maximum(self._max_priority, p.max(), out=self._max_priority)
 
 
 class HostReplay:

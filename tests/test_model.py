@@ -47,3 +47,26 @@ def test_garbage_bytes_are_rejected_with_a_message():
     data = model_to_bytes(DuelingDQN(), version=1, train_step=0, action_set="untouchable")
     _, meta = model_from_bytes(data)
     assert meta["sizes"] == {"state_dim": 27, "num_actions": 5, "shared": 128, "stream": 512}
+
+
+def test_bad_metadata_corrupt_weights_and_wrong_action_count_fail_clearly(tmp_path):
+    from safetensors.torch import save as st_save
+
+    good = {"schema": "melee-agent/model/1", "version": "1", "train_step": "0",
+            "state_layout": "untouchable-27", "action_set": "untouchable"}
+    weights = {k: v.contiguous() for k, v in DuelingDQN().state_dict().items()}
+    with pytest.raises(ValueError, match="bad model metadata"):
+        model_from_bytes(st_save(weights, metadata=good))  # no "sizes"
+    sizes = '{"state_dim": 27, "num_actions": 30, "shared": 128, "stream": 512}'
+    with pytest.raises(ValueError, match="has 5 actions, the network has 30"):
+        model_from_bytes(st_save(weights, metadata={**good, "sizes": sizes}))
+    sizes5 = '{"state_dim": 27, "num_actions": 5, "shared": 64, "stream": 512}'
+    with pytest.raises(ValueError, match="weights do not load"):
+        model_from_bytes(st_save(weights, metadata={**good, "sizes": sizes5}))
+    data = model_to_bytes(DuelingDQN(), version=1, train_step=0, action_set="untouchable")
+    with pytest.raises(ValueError, match="weights do not load"):
+        model_from_bytes(data[:-100])  # truncated file
+    with pytest.raises(ValueError, match="has 30 actions, the network has 5"):
+        save_model(tmp_path / "x.safetensors", DuelingDQN(num_actions=5), version=1, train_step=0,
+                   action_set="basic")
+    assert not (tmp_path / "x.safetensors").exists()

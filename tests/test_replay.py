@@ -130,3 +130,29 @@ def test_host_replay_is_a_fifo_list():
     assert sorted(row[0] for row in h.rows) == [2, 3, 4, 5, 6]
     b = h.sample(5)
     assert sorted(b.obs[:, 0].tolist()) == [2, 3, 4, 5, 6]
+
+
+def test_prioritized_initial_priorities_follow_their_rows_through_a_wrap():
+    r = PrioritizedDeviceReplay(capacity=4, block_size=3, alpha=1.0, eps=0.0)
+    # 7 rows into 4 slots in one call: only rows 3..6 survive, each with its own priority.
+    r.add(numbered(7), priority=np.arange(7, dtype=np.float64) + 1)
+    r.flush()
+    rows = r.storage.data[:, 0].long()
+    torch.testing.assert_close(r.tree.get(torch.arange(4)), (rows + 1).double())
+    # Rows added without a priority get the largest seen so far (7 here, then 9 after an update).
+    r.update_priorities(torch.tensor([0]), torch.tensor([9.0]))
+    r.add(numbered(1, start=100)); r.flush()
+    slot = int((r.storage.data[:, 0] == 100).nonzero())
+    assert float(r.tree.get(torch.tensor([slot]))) == 9.0
+    with pytest.raises(ValueError, match="priority must be 2"):
+        r.add(numbered(2), priority=np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match="57"):
+        r.add(np.zeros((2, 5), np.float32), priority=np.ones(2))
+    assert r._pending == []  # rejected adds left nothing behind
+
+
+def test_single_torch_rows_and_numpy_rows_mix():
+    r = DeviceReplay(capacity=10, block_size=2)
+    r.add(torch.full((ROW_WIDTH,), 1.0))
+    r.add(np.full(ROW_WIDTH, 2.0, np.float32))
+    assert len(r) == 2 and r.storage.data[:2, 5].tolist() == [1.0, 2.0]
