@@ -1,0 +1,5 @@
+"""The embedded arena: a vectorized Fox-vs-Marth simulator built from Melee's own frame data."""
+
+from melee_agent.arena.env import Arena
+
+__all__ = ["Arena"]

@@ -1,0 +1,173 @@
+"""`Arena`: B independent Fox-vs-Marth games on Final Destination, stepped in lockstep as tensors.
+
+One ``step`` is one decision: every environment plays its chosen action's whole controller
+sequence, frame by frame; an environment whose sequence (or episode) ends early is frozen for
+the remaining frames of the call. Finished episodes reset themselves.
+
+Example::
+
+    >>> import torch
+    >>> env = Arena(num_envs=4, cpu_level=9, seed=0)
+    >>> obs = env.reset(); obs.shape
+    torch.Size([4, 27])
+    >>> obs, reward, done, info = env.step(torch.zeros(4, dtype=torch.long))
+    >>> sorted(info)[:4]
+    ['damage_dealt', 'damage_taken', 'episode_frame', 'episode_return']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from melee.enums import Action
+
+from melee_agent.actions import get_action_set
+from melee_agent.arena import data as d
+from melee_agent.arena.sim import NO_MOVE, game_frame, intangible, rand
+from melee_agent.arena.tables import AGENT, CPU, CPU_LEVELS, E, P, build_tables
+from melee_agent.rewards import MAX_FRAMES, check_reward, damage_reward, standing_noop_reward
+from melee_agent.state import encode_raw_matrix
+
+# RAW_FIELDS order: position_x, position_y, speed_x, speed_y, action, facing, invulnerable,
+# on_ground, shield_strength, jumps_left, hitstun_frames_left, percent, action_frame
+_RAW_COLUMNS = [P.X, P.Y, P.VX, P.VY, P.ACT, P.FACE, P.INV, P.GND, P.SHIELD, P.JUMPS, P.STUN, P.PCT, P.AF]
+EP_RETURN = E.N  # an extra per-environment column: the running episode return
+_E_COLUMNS = E.N + 1
+
+
+class Arena:
+    def __init__(self, num_envs: int, cpu_level: int = 9, device: str | torch.device = "cpu", seed: int = 0,
+                 action_set: str = "untouchable", reward: str = "untouchable", max_frames: int = MAX_FRAMES):
+        if num_envs <= 0:
+            raise ValueError(f"num_envs must be positive, got {num_envs}")
+        if cpu_level not in CPU_LEVELS:
+            raise ValueError(f"cpu_level must be 1-9, got {cpu_level}")
+        self.num_envs = num_envs
+        self.cpu_level = cpu_level
+        self.device = torch.device(device)
+        self.seed = int(seed)
+        self.action_set = action_set
+        self.reward_kind = check_reward(reward)
+        self.max_frames = max_frames
+        aset = get_action_set(action_set)
+        self.num_actions = aset.num_actions
+        self.noop_index = aset.index("noop") if "noop" in aset.names else aset.index("none_neutral")
+        self._table = torch.as_tensor(aset.table, device=self.device)
+        self._lengths = torch.as_tensor(aset.lengths, device=self.device)
+        self.T = build_tables(self.device)
+        lv = CPU_LEVELS[cpu_level]
+        self.level = {k: torch.tensor(float(v), device=self.device) for k, v in vars(lv).items()}
+        self.level["smart"] = torch.tensor(cpu_level >= 7, device=self.device)
+        self._raw_idx = torch.tensor(_RAW_COLUMNS, device=self.device)
+        self._spawn_x = torch.tensor([-40.0, 40.0], device=self.device)  # guess: respawn spots
+        self.S = torch.zeros(num_envs, 2, P.N, device=self.device)
+        self.En = torch.zeros(num_envs, _E_COLUMNS, device=self.device)
+        self.En[:, E.ENV_ID] = torch.arange(num_envs, device=self.device, dtype=torch.float32)
+        self.En[:, E.EPISODE] = -1
+        self._all = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+
+    # --- state ---
+    def _reset_envs(self, mask: torch.Tensor) -> None:
+        En = self.En
+        En[:, E.EPISODE] = torch.where(mask, En[:, E.EPISODE] + 1, En[:, E.EPISODE])
+        u = rand(En[:, E.ENV_ID], En[:, E.EPISODE], self.seed + 7_777, 2)
+        fresh = torch.zeros_like(self.S)
+        ax = -60.0 + 120.0 * u[:, 0]
+        side = torch.where(ax > 0, -1.0, 1.0)
+        cx = (ax + side * (50.0 + 40.0 * u[:, 1])).clamp(-80.0, 80.0)
+        fresh[:, AGENT, P.X], fresh[:, CPU, P.X] = ax, cx
+        fresh[:, AGENT, P.FACE], fresh[:, CPU, P.FACE] = side, -side
+        fresh[..., P.ACT] = float(Action.STANDING.value)
+        fresh[..., P.MOVE] = NO_MOVE
+        fresh[..., P.AF] = 1.0
+        fresh[..., P.GND] = 1.0
+        fresh[..., P.JUMPS] = 2.0
+        fresh[..., P.STOCK] = 4.0
+        fresh[..., P.SHIELD] = d.SHIELD_MAX
+        self.S.copy_(torch.where(mask.view(-1, 1, 1), fresh, self.S))
+        for col in (E.EP_FRAME, E.MACRO, E.MFRAME, E.PREV_ACTION, E.CPU_CD, EP_RETURN):
+            En[:, col] = torch.where(mask, 0.0, En[:, col])
+
+    def observe(self, previous_action: torch.Tensor | None = None) -> torch.Tensor:
+        raw = self.S.index_select(2, self._raw_idx)
+        raw[..., 5] = (self.S[..., P.FACE] > 0).float()
+        raw[..., 6] = intangible(self.S, self.T).float()
+        prev = self.En[:, E.PREV_ACTION] if previous_action is None else previous_action
+        return encode_raw_matrix(raw, prev, self.num_actions)
+
+    def players(self) -> dict[str, dict[str, torch.Tensor]]:
+        """Raw per-player fields named as libmelee's PlayerState (plus stock), for inspection."""
+        names = {"position_x": P.X, "position_y": P.Y, "speed_x": P.VX, "speed_y": P.VY, "action": P.ACT,
+                 "action_frame": P.AF, "on_ground": P.GND, "jumps_left": P.JUMPS, "shield_strength": P.SHIELD,
+                 "hitstun_frames_left": P.STUN, "percent": P.PCT, "stock": P.STOCK}
+        out = {}
+        for who, p in (("agent", AGENT), ("opponent", CPU)):
+            fields = {k: self.S[:, p, c].clone() for k, c in names.items()}
+            fields["facing"] = self.S[:, p, P.FACE] > 0
+            fields["invulnerable"] = intangible(self.S, self.T)[:, p]
+            out[who] = fields
+        return out
+
+    def reset(self) -> torch.Tensor:
+        self._reset_envs(self._all)
+        return self.observe()
+
+    # --- stepping ---
+    @torch.inference_mode()
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        actions = torch.as_tensor(actions, device=self.device).long().view(-1)
+        if actions.shape[0] != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {actions.shape[0]}")
+        B, S, En = self.num_envs, self.S, self.En
+        lens = self._lengths[actions.clamp(0, self.num_actions - 1)]
+        if bool(((actions < 0) | (actions >= self.num_actions)).any()):
+            raise ValueError(f"actions must be in [0, {self.num_actions})")
+        n_frames = int(lens.max())
+        zeros = torch.zeros(B, device=self.device)
+        done = torch.zeros(B, dtype=torch.bool, device=self.device)
+        terminal, truncated, hit = done.clone(), done.clone(), done.clone()
+        reward, frames = zeros.clone(), zeros.clone()
+        taken, dealt, lost, took = zeros.clone(), zeros.clone(), zeros.clone(), zeros.clone()
+        is_noop = actions == self.noop_index
+        for f in range(n_frames):
+            active = (lens > f) & ~done
+            if f > 0:
+                S0, E0 = S.clone(), En.clone()
+            ctrl = self._table[actions, f]
+            damage, ko = game_frame(S, En, ctrl, self.T, self.level, self.seed, self._spawn_x)
+            if f > 0:
+                S.copy_(torch.where(active.view(-1, 1, 1), S, S0))
+                En.copy_(torch.where(active.view(-1, 1), En, E0))
+            a = active.float()
+            frames += a
+            taken += damage[:, AGENT] * a
+            dealt += damage[:, CPU] * a
+            lost += ko[:, AGENT].float() * a
+            took += ko[:, CPU].float() * a
+            hit_now = active & ((damage[:, AGENT] > 0) | ko[:, AGENT])
+            hit |= hit_now
+            if self.reward_kind == "untouchable":
+                r = standing_noop_reward(S[:, AGENT, P.ACT], is_noop)
+                end = hit_now
+            else:
+                r = damage_reward(damage[:, CPU], damage[:, AGENT], ko[:, CPU], ko[:, AGENT])
+                end = active & ((S[:, AGENT, P.STOCK] <= 0) | (S[:, CPU, P.STOCK] <= 0))
+            reward += r * a
+            cut = active & ~end & (En[:, E.EP_FRAME] >= self.max_frames)
+            terminal |= end & active
+            truncated |= cut
+            done |= (end & active) | cut
+        En[:, EP_RETURN] += reward
+        En[:, E.PREV_ACTION] = actions.float()
+        obs = self.observe()
+        info: dict[str, Any] = {
+            "hit": hit, "terminal": terminal, "truncated": truncated, "frames": frames.long(),
+            "episode_frame": En[:, E.EP_FRAME].long(), "episode_return": En[:, EP_RETURN].clone(),
+            "damage_taken": taken, "damage_dealt": dealt, "stocks_lost": lost.long(), "stocks_taken": took.long(),
+            "final_obs": obs,
+        }
+        if bool(done.any()):
+            self._reset_envs(done)
+            obs = torch.where(done.unsqueeze(1), self.observe(), obs)
+        return obs, reward, done, info

@@ -1,0 +1,367 @@
+"""One game frame for B environments at once: controller -> actions -> physics -> hits.
+
+Everything is elementwise over environments (no reductions across them), so environment i's
+trajectory depends only on its own state and random stream: B = 1 and B = 1,024 agree.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from melee.enums import Action
+
+from melee_agent.arena import data as d
+from melee_agent.arena.tables import AGENT, CPU, MOVE_INDEX, NUM_MARTH_MOVES, SHINE_END_LAG, E, P, Tables
+from melee_agent.arena.tables import AIRDODGE_FRAMES, LANDING_SPECIAL_FRAMES
+
+LOCKED = -2.0  # MOVE value of a timed action that is not a move (jump squat, landing, shield drop...)
+NO_MOVE = -1.0
+STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
+
+# Buttons in the action table (actions.TABLE_COLUMNS)
+BA, BB, BX, BY, BZ, BL, BR, SX, SY, LSH = range(10)
+
+
+def rand(env_id: torch.Tensor, tick: torch.Tensor, seed: int, n: int) -> torch.Tensor:
+    """``[B, n]`` uniforms from a counter hash of (seed, env, tick, k): no shared generator stream."""
+    x = env_id.long() * 1_000_003 + tick.long() * 7_919 + seed * 104_729
+    x = x.unsqueeze(1) * 16 + torch.arange(n, device=env_id.device)
+    for _ in range(2):  # a 32-bit integer mixer (degski's hash), masked to stay exact in int64
+        x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
+    x = (x >> 16) ^ x
+    return x.to(torch.float32) * (1.0 / 4294967296.0)
+
+
+def intangible(S: torch.Tensor, T: Tables) -> torch.Tensor:
+    """``[B, 2]``: inside an intangibility window of the current action, or respawn-invulnerable."""
+    act = S[..., P.ACT].long()
+    af = S[..., P.AF]
+    return ((af >= T.intang_lo[act]) & (af <= T.intang_hi[act]) & (T.intang_lo[act] > 0)) | (S[..., P.INV] > 0)
+
+
+def _start(S: torch.Tensor, p: int, mask: torch.Tensor, act: float | torch.Tensor, move: float | torch.Tensor,
+           busy: float | torch.Tensor) -> None:
+    """Put player ``p`` into a new action where ``mask`` holds."""
+    s = S[:, p]
+    s[:, P.ACT] = torch.where(mask, act, s[:, P.ACT])
+    s[:, P.MOVE] = torch.where(mask, move, s[:, P.MOVE])
+    s[:, P.BUSY] = torch.where(mask, busy, s[:, P.BUSY])
+    s[:, P.AF] = torch.where(mask, 1.0, s[:, P.AF])
+    s[:, P.HITDONE] = torch.where(mask, 0.0, s[:, P.HITDONE])
+
+
+def _end_timed_actions(S: torch.Tensor, T: Tables) -> None:
+    ended = (S[..., P.MOVE] != NO_MOVE) & (S[..., P.BUSY] <= 0)
+    act = S[..., P.ACT]
+    fwd_roll = ended & (act == Action.ROLL_FORWARD.value)
+    S[..., P.FACE] = torch.where(fwd_roll, -S[..., P.FACE], S[..., P.FACE])  # a forward roll turns you around
+    knee = ended & (act == Action.KNEE_BEND.value)
+    shine = ended & (act == Action.DOWN_B_GROUND_START.value)
+    rest = ended & ~knee & ~shine
+    ground = S[..., P.GND] > 0
+    new_act = torch.where(ground, STANDING, FALLING)
+    S[..., P.ACT] = torch.where(rest, new_act, torch.where(knee, float(Action.JUMPING_FORWARD.value), act))
+    S[..., P.MOVE] = torch.where(rest | knee, NO_MOVE, S[..., P.MOVE])
+    S[..., P.AF] = torch.where(ended, 1.0, S[..., P.AF])
+    # Jump squat over: leave the ground with the full-hop speed (SmashWiki Fox 3.68).
+    S[..., P.GND] = torch.where(knee, 0.0, S[..., P.GND])
+    S[..., P.VY] = torch.where(knee, d.FOX_JUMP_SPEED, S[..., P.VY])
+    S[..., P.JUMPS] = torch.where(knee, S[..., P.JUMPS] - 1, S[..., P.JUMPS])
+    # The 3-frame shine start flows into the reflector, jump-cancellable, else its end lag.
+    S[..., P.ACT] = torch.where(shine, float(Action.DOWN_B_GROUND.value), S[..., P.ACT])
+    S[..., P.MOVE] = torch.where(shine, LOCKED, S[..., P.MOVE])
+    S[..., P.BUSY] = torch.where(shine, float(SHINE_END_LAG), S[..., P.BUSY])
+
+
+def _agent_control(S: torch.Tensor, ctrl: torch.Tensor) -> None:
+    """Fox reads the frame's controller state exactly as Dolphin would receive it."""
+    s = S[:, AGENT]
+    sx, sy = ctrl[:, SX] - 0.5, ctrl[:, SY] - 0.5
+    jump_held = (ctrl[:, BX] + ctrl[:, BY]) > 0
+    jump_press = jump_held & (s[:, P.JHELD] == 0)
+    s[:, P.JHELD] = jump_held.float()
+    shield = (ctrl[:, BL] > 0) | (ctrl[:, LSH] > 0.3)
+    down = sy < -0.2
+    side = sx.abs() > 0.2
+    dirx = torch.sign(sx)
+    ground = s[:, P.GND] > 0
+    free = (s[:, P.BUSY] <= 0) & (s[:, P.STUN] <= 0) & (s[:, P.MOVE] == NO_MOVE)
+    in_shield = s[:, P.ACT] == Action.SHIELD.value
+    gfree = free & ground
+
+    # Jump out of shine (from its 4th frame: the start is 3 frames) or out of shield.
+    jc = (s[:, P.ACT] == Action.DOWN_B_GROUND.value) & jump_press & (s[:, P.STUN] <= 0)
+    c_shine = gfree & (ctrl[:, BB] > 0) & down
+    c_jump = (gfree & jump_press & ~c_shine) | jc
+    busy_free = gfree & ~c_shine & ~c_jump
+    c_spot = busy_free & shield & down
+    c_roll = busy_free & shield & side & ~down
+    c_shield = busy_free & shield & ~down & ~side
+    c_drop = busy_free & in_shield & ~shield
+    c_move = busy_free & ~shield & side & ~in_shield
+    c_stand = busy_free & ~shield & ~side & ~in_shield
+
+    face = s[:, P.FACE]
+    s[:, P.FACE] = torch.where(c_move, dirx, face)
+    forward = (dirx == face)
+    roll_move = torch.where(forward, float(MOVE_INDEX["roll_forward"]), float(MOVE_INDEX["roll_backward"]))
+    roll_act = torch.where(forward, float(Action.ROLL_FORWARD.value), float(Action.ROLL_BACKWARD.value))
+    roll_len = torch.where(forward, float(d.FOX_ROLL_FORWARD.length), float(d.FOX_ROLL_BACKWARD.length))
+    _start(S, AGENT, c_shine, float(Action.DOWN_B_GROUND_START.value), float(MOVE_INDEX["shine"]),
+           float(d.FOX_SHINE.length))
+    _start(S, AGENT, c_jump, float(Action.KNEE_BEND.value), LOCKED, float(d.FOX_JUMPSQUAT))
+    _start(S, AGENT, c_spot, float(Action.SPOTDODGE.value), float(MOVE_INDEX["spot_dodge"]),
+           float(d.FOX_SPOT_DODGE.length))
+    _start(S, AGENT, c_roll, roll_act, roll_move, roll_len)
+    _start(S, AGENT, c_drop, float(Action.SHIELD_RELEASE.value), LOCKED, float(d.SHIELD_RELEASE_FRAMES))
+    new_shield = c_shield & ~in_shield
+    _start(S, AGENT, new_shield, float(Action.SHIELD.value), NO_MOVE, 0.0)
+
+    # Walking and dashing: speed from the stick's tilt (walk 1.6 from characterdata; dash 2.2 SmashWiki).
+    dash = sx.abs() > 0.35
+    speed = torch.where(dash, d.FOX_DASH_SPEED, d.FOX.walk * (sx.abs() / 0.35).clamp(max=1.0))
+    walk_act = torch.where(dash, float(Action.DASHING.value), float(Action.WALK_MIDDLE.value))
+    moving_act = torch.where(c_move, walk_act, STANDING)
+    changed = (c_move | c_stand) & (moving_act != s[:, P.ACT])
+    s[:, P.ACT] = torch.where(c_move | c_stand, moving_act, s[:, P.ACT])
+    s[:, P.AF] = torch.where(changed, 1.0, s[:, P.AF])
+    vx = s[:, P.VX]
+    friction = torch.sign(vx) * torch.clamp(vx.abs(), max=d.FOX.friction)
+    s[:, P.VX] = torch.where(c_move, dirx * speed, torch.where(ground, vx - friction, vx))
+
+    # In the air: double jump, air dodge, drift, fast fall (characterdata.csv values).
+    afree = free & ~ground
+    c_dj = afree & jump_press & (s[:, P.JUMPS] > 0)
+    s[:, P.VY] = torch.where(c_dj, d.FOX.dj_speed, s[:, P.VY])
+    s[:, P.VX] = torch.where(c_dj, dirx * d.FOX.dj_speed_x, s[:, P.VX])
+    s[:, P.JUMPS] = torch.where(c_dj, s[:, P.JUMPS] - 1, s[:, P.JUMPS])
+    s[:, P.FF] = torch.where(c_dj, 0.0, s[:, P.FF])
+    _start(S, AGENT, c_dj, float(Action.JUMPING_ARIAL_FORWARD.value), NO_MOVE, 0.0)
+    c_ad = afree & shield & ~c_dj
+    _start(S, AGENT, c_ad, float(Action.AIRDODGE.value), LOCKED, float(AIRDODGE_FRAMES))
+    drift = afree & side
+    vx = s[:, P.VX]
+    air_fric = torch.sign(vx) * torch.clamp(vx.abs(), max=d.FOX.air_friction)
+    drifted = (vx + dirx * d.FOX.air_mobility).clamp(-d.FOX.air_speed, d.FOX.air_speed)
+    s[:, P.VX] = torch.where(drift, drifted, torch.where(afree, vx - air_fric, s[:, P.VX]))
+    c_ff = afree & down & (s[:, P.VY] < 0)
+    s[:, P.FF] = torch.where(c_ff, 1.0, s[:, P.FF])
+
+
+def _cpu_control(S: torch.Tensor, En: torch.Tensor, T: Tables, level: dict[str, torch.Tensor], u: torch.Tensor) -> None:
+    """Marth's CPU: close distance, choose the attack that reaches, punish end lag (by level)."""
+    m, f = S[:, CPU], S[:, AGENT]
+    dx = f[:, P.X] - m[:, P.X]
+    dist = dx.abs()
+    free = (m[:, P.BUSY] <= 0) & (m[:, P.STUN] <= 0) & (m[:, P.MOVE] == NO_MOVE) & (m[:, P.GND] > 0)
+    toward = torch.where(dx >= 0, 1.0, -1.0)
+    m[:, P.FACE] = torch.where(free, toward, m[:, P.FACE])
+
+    # When would each attack's hitboxes be out, relative to now, and would the agent be hittable then?
+    attacks = slice(0, NUM_MARTH_MOVES)
+    first = T.first_active[attacks]  # [K]
+    reach = T.reach[attacks] + d.BODY_RADIUS
+    fox_act = f[:, P.ACT].long()
+    fox_af = f[:, P.AF]
+    lo, hi = T.intang_lo[fox_act], T.intang_hi[fox_act]
+    has_window = lo > 0
+    # Frames from now until the agent's current intangibility window is over (0 if none left).
+    intang_left = torch.where(has_window, (hi - fox_af + 1).clamp(min=0), 0.0)
+    intang_left = torch.maximum(intang_left, f[:, P.INV])
+    starts_in = torch.where(has_window & (fox_af < lo), lo - fox_af, 999.0)  # window still to come
+    busy_left = torch.where(f[:, P.MOVE] != NO_MOVE, f[:, P.BUSY], 0.0) + f[:, P.STUN]
+    # Where the agent will be: a roll carries it to the end of its locomotion.
+    fmove = f[:, P.MOVE].long().clamp(min=0)
+    rolling = (f[:, P.MOVE] == MOVE_INDEX["roll_forward"]) | (f[:, P.MOVE] == MOVE_INDEX["roll_backward"])
+    roll_dir = torch.where(f[:, P.MOVE] == MOVE_INDEX["roll_forward"], f[:, P.FACE], -f[:, P.FACE])
+    remaining = T.cumloco[fmove, -1] - T.cumloco[fmove, fox_af.long().clamp(max=T.cumloco.shape[1] - 1)]
+    future_x = torch.where(rolling, (f[:, P.X] + roll_dir * remaining).clamp(-d.EDGE, d.EDGE), f[:, P.X])
+    future_dist = (future_x - m[:, P.X]).abs()
+    low_enough = f[:, P.Y] < 20.0
+
+    in_reach = (dist.unsqueeze(1) <= reach) & low_enough.unsqueeze(1)  # [B, K]
+    lands_clear = (first > intang_left.unsqueeze(1)) & (first < starts_in.unsqueeze(1))
+    reaches_later = (future_dist.unsqueeze(1) <= reach) & low_enough.unsqueeze(1)
+    punishable = lands_clear & (first <= busy_left.unsqueeze(1) + 1) & reaches_later
+    recovered = En[:, E.CPU_CD] <= 0
+    can_punish = punishable.any(1) & (fox_af >= level["reaction"]) & (u[:, 0] < level["punish"]) & recovered
+    # The fastest attack that punishes; else, in neutral, a random attack among those that reach.
+    fastest = torch.where(punishable, first, 999.0).argmin(1)
+    smart = level["smart"] > 0  # high levels do not throw attacks into intangibility
+    ok_now = in_reach & (lands_clear | ~smart)
+    pick_w = ok_now.float() * (0.01 + u[:, 6 : 6 + NUM_MARTH_MOVES])
+    neutral_pick = pick_w.argmax(1)
+    wild = (u[:, 2] * NUM_MARTH_MOVES).long().clamp(max=NUM_MARTH_MOVES - 1)
+    accurate = u[:, 3] < level["accuracy"]
+    neutral_pick = torch.where(accurate, neutral_pick, wild)
+    want_neutral = (ok_now.any(1) | ~accurate) & (u[:, 4] < level["aggression"]) & recovered
+    attack = free & (can_punish | want_neutral)
+    move = torch.where(can_punish, fastest, neutral_pick).float()
+    _start(S, CPU, attack, T.action[move.long()], move, T.length[move.long()])
+    # After an attack it always waits `recover` frames, plus a random rest, before the next one.
+    cooldown = T.length[move.long()] + level["recover"] + (u[:, 5] * level["rest"]).floor()
+    En[:, E.CPU_CD] = torch.where(attack, cooldown, En[:, E.CPU_CD])
+
+    # Otherwise walk or run toward where the agent is (or will be).
+    target = torch.where(rolling, future_x, f[:, P.X]) - m[:, P.X]
+    far = target.abs() > (T.reach[0] * 0.8)
+    run = free & ~attack & far
+    speed = d.MARTH_RUN_SPEED * level["approach"]
+    m[:, P.VX] = torch.where(run, torch.sign(target) * speed, torch.where(free & ~attack, 0.0, m[:, P.VX]))
+    m[:, P.FACE] = torch.where(run, torch.sign(target), m[:, P.FACE])
+    moving_act = torch.where(run, torch.where(level["approach"] > 0.6, float(Action.DASHING.value),
+                                              float(Action.WALK_MIDDLE.value)), STANDING)
+    idle = free & ~attack
+    changed = idle & (moving_act != m[:, P.ACT])
+    m[:, P.ACT] = torch.where(idle, moving_act, m[:, P.ACT])
+    m[:, P.AF] = torch.where(changed, 1.0, m[:, P.AF])
+
+
+def _physics(S: torch.Tensor, T: Tables) -> None:
+    ground = S[..., P.GND] > 0
+    move = S[..., P.MOVE]
+    in_move = move >= 0
+    midx = move.long().clamp(min=0)
+    af = S[..., P.AF].long().clamp(max=T.loco.shape[1] - 1)
+    loco = torch.where(in_move, T.loco[midx, af], 0.0)
+    back = move == MOVE_INDEX["roll_backward"]
+    mdir = torch.where(back, -S[..., P.FACE], S[..., P.FACE])
+    # Moves carry their own movement (framedata locomotion); otherwise ground friction applies.
+    vx = torch.where(in_move & ground, 0.0, S[..., P.VX])
+    grav = torch.tensor([d.FOX.gravity, d.MARTH.gravity], device=S.device)
+    term = torch.tensor([d.FOX.terminal, d.MARTH.terminal], device=S.device)
+    # Position moves with this frame's speed, then gravity acts (libmelee's dj_height integrates
+    # the same way: distance += speed; speed -= gravity).
+    vy_now = torch.where(ground, 0.0, S[..., P.VY])
+    vy_now = torch.where((S[..., P.FF] > 0) & ~ground, -d.FOX.fast_fall, vy_now)
+    vy = torch.where(ground, 0.0, torch.maximum(vy_now - grav, -term))
+    vy = torch.where((S[..., P.FF] > 0) & ~ground, -d.FOX.fast_fall, vy)
+    S[..., P.VX], S[..., P.VY] = vx, vy
+    kx, ky = S[..., P.KX], S[..., P.KY]
+    x = S[..., P.X] + vx + mdir * loco + kx
+    y = S[..., P.Y] + vy_now + ky
+    # Rolls and dodges stop at the ledge rather than carrying off stage.
+    x = torch.where(in_move & ground, x.clamp(-d.EDGE, d.EDGE), x)
+    # Launch speed falls by 0.051 per frame along its direction (SmashWiki).
+    kb = torch.sqrt(kx * kx + ky * ky)
+    scale = torch.where(kb > 0, (kb - d.KNOCKBACK_DECAY).clamp(min=0) / kb.clamp(min=1e-6), 0.0)
+    S[..., P.KX], S[..., P.KY] = kx * scale, ky * scale
+    on_stage = x.abs() <= d.EDGE
+    land = ~ground & (y <= 0) & on_stage & ((vy + ky) <= 0) & (S[..., P.Y] >= 0)
+    walk_off = ground & ~on_stage
+    S[..., P.X] = x
+    S[..., P.Y] = torch.where(land, 0.0, y)
+    S[..., P.GND] = torch.where(land, 1.0, torch.where(walk_off, 0.0, S[..., P.GND]))
+    S[..., P.VY] = torch.where(land, 0.0, S[..., P.VY])
+    S[..., P.KY] = torch.where(land, 0.0, S[..., P.KY])
+    S[..., P.FF] = torch.where(land, 0.0, S[..., P.FF])
+    S[..., P.JUMPS] = torch.where(land, 2.0, S[..., P.JUMPS])
+    airdodge = S[..., P.ACT] == Action.AIRDODGE.value
+    free_land = land & (S[..., P.STUN] <= 0)
+    for p in (AGENT, CPU):
+        _start(S, p, free_land[:, p] & ~airdodge[:, p], float(Action.LANDING.value), LOCKED, float(d.LANDING_LAG))
+        _start(S, p, free_land[:, p] & airdodge[:, p], float(Action.LANDING_SPECIAL.value), LOCKED,
+               float(LANDING_SPECIAL_FRAMES))
+        _start(S, p, walk_off[:, p] & (S[:, p, P.MOVE] == NO_MOVE), FALLING, NO_MOVE, 0.0)
+
+
+def _knockback(percent_after: torch.Tensor, damage: torch.Tensor, weight: torch.Tensor, growth: torch.Tensor,
+               base: torch.Tensor) -> torch.Tensor:
+    """Melee's knockback (SmashWiki): ((p/10 + p*d/20) * 200/(w+100) * 1.4 + 18) * g/100 + b."""
+    return ((percent_after / 10 + percent_after * damage / 20) * 200 / (weight + 100) * 1.4 + 18) * growth / 100 + base
+
+
+def _hits(S: torch.Tensor, T: Tables, untouchable: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Resolve this frame's hitboxes; returns damage dealt to [agent, cpu] and the shield hits on the agent."""
+    B = S.shape[0]
+    attacker = S.flip(1)  # attacker of player p is player 1-p
+    move = attacker[..., P.MOVE]
+    midx = move.long().clamp(min=0)
+    af = attacker[..., P.AF].long().clamp(max=T.circles.shape[1] - 1)
+    circ = torch.where((move >= 0).unsqueeze(-1).unsqueeze(-1), T.circles[midx, af], 0.0)  # [B, 2, 4, 3]
+    face = attacker[..., P.FACE].unsqueeze(-1)
+    cx = attacker[..., P.X].unsqueeze(-1) + face * circ[..., 0]
+    cy = attacker[..., P.Y].unsqueeze(-1) + circ[..., 1]
+    r = circ[..., 2]
+    vx, vy = S[..., P.X].unsqueeze(-1), S[..., P.Y].unsqueeze(-1)
+    top = vy + T.height.view(1, 2, 1)
+    dy = cy - torch.minimum(torch.maximum(cy, vy), top)
+    dxx = cx - vx
+    touch = ((dxx * dxx + dy * dy) <= (r + d.BODY_RADIUS) ** 2) & (r > 0)
+    hit = touch.any(-1) & (attacker[..., P.HITDONE] == 0) & ~untouchable  # [B, 2]
+    shielding = (S[..., P.ACT] == Action.SHIELD.value)
+    shield_hit = hit & shielding
+    hit = hit & ~shielding
+    dmg = T.damage[midx]
+    # Shield takes the damage; shieldstun floor((d + 4.45) / 2.235) (SmashWiki).
+    S[..., P.SHIELD] = torch.where(shield_hit, S[..., P.SHIELD] - dmg, S[..., P.SHIELD])
+    S[..., P.STUN] = torch.where(shield_hit, torch.floor((dmg + 4.45) / 2.235), S[..., P.STUN])
+    pct = S[..., P.PCT] + dmg
+    kb = _knockback(pct, dmg, T.weight.view(1, 2), T.kb_growth[midx], T.base_kb[midx])
+    angle_deg = T.angle[midx]
+    sakurai = angle_deg == 361
+    grounded = S[..., P.GND] > 0
+    # Sakurai angle: 0 degrees for weak hits on grounded targets, else 44 (SmashWiki).
+    angle_deg = torch.where(sakurai, torch.where(grounded & (kb < 32), 0.0, 44.0), angle_deg)
+    ang = angle_deg * (math.pi / 180)
+    speed = kb * d.LAUNCH_SPEED
+    lx = torch.cos(ang) * speed * attacker[..., P.FACE]
+    ly = torch.sin(ang) * speed
+    S[..., P.PCT] = torch.where(hit, pct, S[..., P.PCT])
+    S[..., P.KX] = torch.where(hit, lx, S[..., P.KX])
+    S[..., P.KY] = torch.where(hit, ly, S[..., P.KY])
+    S[..., P.STUN] = torch.where(hit, torch.floor(kb * d.HITSTUN_PER_KB), S[..., P.STUN])
+    S[..., P.GND] = torch.where(hit & (ly > 0), 0.0, S[..., P.GND])
+    S[..., P.Y] = torch.where(hit & (ly > 0), S[..., P.Y] + 0.01, S[..., P.Y])
+    S[..., P.VX] = torch.where(hit, 0.0, S[..., P.VX])
+    S[..., P.VY] = torch.where(hit, 0.0, S[..., P.VY])
+    S[..., P.FF] = torch.where(hit, 0.0, S[..., P.FF])
+    hurt_act = torch.where(kb >= 80, float(Action.DAMAGE_FLY_NEUTRAL.value), float(Action.DAMAGE_HIGH_1.value))
+    for p in (AGENT, CPU):
+        _start(S, p, hit[:, p], hurt_act[:, p], NO_MOVE, 0.0)
+    # The attacker's hitbox is spent on this victim (one hit per attack).
+    S[:, :, P.HITDONE] = torch.where((hit | shield_hit).flip(1), 1.0, S[:, :, P.HITDONE])
+    return torch.where(hit, dmg, 0.0), shield_hit[:, AGENT]
+
+
+def _shield(S: torch.Tensor) -> None:
+    s = S[:, AGENT]
+    holding = s[:, P.ACT] == Action.SHIELD.value
+    value = torch.where(holding, s[:, P.SHIELD] - d.SHIELD_DECAY, (s[:, P.SHIELD] + d.SHIELD_REGEN).clamp(max=d.SHIELD_MAX))
+    broken = value <= 0
+    s[:, P.SHIELD] = torch.where(broken, d.SHIELD_MAX / 2, value)  # guess: half a shield after a break
+    _start(S, AGENT, broken, float(Action.SHIELD_BREAK_STAND_U.value), LOCKED, float(d.SHIELD_BREAK_FRAMES))
+
+
+def _blast_zones(S: torch.Tensor, spawn_x: torch.Tensor) -> torch.Tensor:
+    x, y = S[..., P.X], S[..., P.Y]
+    ko = (x < d.BLAST_LEFT) | (x > d.BLAST_RIGHT) | (y > d.BLAST_TOP) | (y < d.BLAST_BOTTOM)
+    S[..., P.STOCK] = S[..., P.STOCK] - ko.float()
+    # Respawn on stage with 120 frames of invulnerability (the revival platform is left out).
+    for col, value in ((P.Y, 0.0), (P.VX, 0.0), (P.VY, 0.0), (P.KX, 0.0), (P.KY, 0.0), (P.PCT, 0.0),
+                       (P.GND, 1.0), (P.JUMPS, 2.0), (P.STUN, 0.0), (P.FF, 0.0), (P.INV, float(d.RESPAWN_INVULNERABLE))):
+        S[..., col] = torch.where(ko, value, S[..., col])
+    S[..., P.X] = torch.where(ko, spawn_x, S[..., P.X])
+    for p in (AGENT, CPU):
+        _start(S, p, ko[:, p], STANDING, NO_MOVE, 0.0)
+    return ko
+
+
+def game_frame(S: torch.Tensor, En: torch.Tensor, ctrl: torch.Tensor, T: Tables, level: dict[str, torch.Tensor],
+               seed: int, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Advance every environment one frame. Returns (damage [B, 2] taken by agent/cpu, KOs [B, 2])."""
+    S[..., P.AF] += 1
+    S[..., P.TIMERS] = (S[..., P.TIMERS] - 1).clamp(min=0)
+    En[:, E.CPU_CD] = (En[:, E.CPU_CD] - 1).clamp(min=0)
+    En[:, E.TICK] += 1
+    En[:, E.EP_FRAME] += 1
+    _end_timed_actions(S, T)
+    u = rand(En[:, E.ENV_ID], En[:, E.TICK], seed, 6 + NUM_MARTH_MOVES)
+    _agent_control(S, ctrl)
+    _cpu_control(S, En, T, level, u)
+    _physics(S, T)
+    damage, _ = _hits(S, T, intangible(S, T))
+    _shield(S)
+    ko = _blast_zones(S, spawn_x)
+    return damage, ko

@@ -1,0 +1,81 @@
+"""Play N episodes with a policy and report the paper's metric and damage figures.
+
+Works on any environment with the arena's API (``reset``, ``step`` returning ``info["hit"]``,
+``info["frames"]``, ...). Each of ``min(num_envs, N)`` environments contributes its first
+episodes only, so short episodes are not over-counted.
+
+Reported: ``untouched_share`` (episodes that reach the frame limit without a hit: the paper's
+"untouched for a minute"), ``mean_seconds_to_first_hit`` (an untouched episode counts its full
+length), and per-episode means of damage taken and dealt, stocks lost and taken.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import torch
+
+FPS = 60.0
+
+
+def evaluate(env: Any, policy: Callable[[torch.Tensor], torch.Tensor], episodes: int, progress: bool = True,
+             desc: str = "eval") -> dict[str, Any]:
+    if episodes <= 0:
+        raise ValueError(f"episodes must be positive, got {episodes}")
+    B = env.num_envs
+    per_env = math.ceil(episodes / B)
+    quota = torch.full((B,), per_env, dtype=torch.long, device=env.device)
+    # Spread the remainder so exactly `episodes` are counted.
+    extra = per_env * B - episodes
+    if extra:
+        quota[B - extra:] -= 1
+    done_count = torch.zeros(B, dtype=torch.long, device=env.device)
+    first_hit = torch.zeros(B, device=env.device)  # per running episode: frame of first hit (0 = none)
+    acc = {k: torch.zeros(B, device=env.device) for k in ("damage_taken", "damage_dealt", "stocks_lost", "stocks_taken")}
+    rows: list[dict[str, float]] = []
+    running = {k: torch.zeros(B, device=env.device) for k in acc}
+    bar = None
+    if progress:
+        from tqdm import tqdm  # noqa: PLC0415
+        bar = tqdm(total=episodes, desc=desc, unit="ep", leave=False)
+    obs = env.reset()
+    while True:
+        counting = done_count < quota
+        if not bool(counting.any()):
+            break
+        obs, _, done, info = env.step(policy(obs))
+        for k in running:
+            running[k] += info[k].float()
+        new_hit = info["hit"] & (first_hit == 0)
+        first_hit = torch.where(new_hit, info["episode_frame"].float(), first_hit)
+        finished = done & counting
+        if bool(finished.any()):
+            idx = finished.nonzero().view(-1).tolist()
+            ep_frames = info["episode_frame"].tolist()
+            fh = first_hit.tolist()
+            vals = {k: v.tolist() for k, v in running.items()}
+            for i in idx:
+                hit_frame = fh[i]
+                rows.append({"untouched": float(hit_frame == 0),
+                             "seconds_to_first_hit": (hit_frame if hit_frame else ep_frames[i]) / FPS,
+                             **{k: vals[k][i] for k in running}})
+            if bar is not None:
+                bar.update(len(idx))
+        done_count += done.long()
+        for k in running:
+            running[k] = torch.where(done, 0.0, running[k])
+        first_hit = torch.where(done, 0.0, first_hit)
+    if bar is not None:
+        bar.close()
+    n = len(rows)
+    mean = lambda k: sum(r[k] for r in rows) / n  # noqa: E731
+    return {
+        "episodes": n,
+        "untouched_share": mean("untouched"),
+        "mean_seconds_to_first_hit": mean("seconds_to_first_hit"),
+        "damage_taken": mean("damage_taken"),
+        "damage_dealt": mean("damage_dealt"),
+        "stocks_lost": mean("stocks_lost"),
+        "stocks_taken": mean("stocks_taken"),
+    }
