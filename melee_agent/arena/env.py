@@ -113,6 +113,9 @@ class Arena:
         self._reset_envs(self._all)
         return self.observe()
 
+    def close(self) -> None:
+        """Nothing to release (the arena holds only tensors); here so every environment has it."""
+
     # --- stepping ---
     @torch.inference_mode()
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
