@@ -1,0 +1,141 @@
+"""`melee-agent eval`: play N one-minute episodes against a CPU level and report the paper's metric.
+
+With ``--cpu-level all`` it runs levels 1-9 and draws the untouched share per level as a PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from melee_agent.config import Config, atomic_write_bytes, atomic_write_json
+from melee_agent.envs import ENVS, make_env
+from melee_agent.evaluate import evaluate
+from melee_agent.policies import make_policy
+from melee_agent_cli.common import add_common, config_from_args
+
+METRICS = ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "damage_dealt", "stocks_lost",
+           "stocks_taken")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="evaluate a policy against the built-in CPU (arena or Dolphin)")
+    add_common(p)
+    p.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
+    p.add_argument("--cpu-level", default=None, help="CPU level 1-9, or 'all' (default: the config's, 9)")
+    p.add_argument("--episodes", type=int, default=100, help="episodes per level (default: %(default)s)")
+    p.add_argument("--policy", default="random",
+                   help="MODEL.safetensors, or a scripted policy: noop, random, dodger (default: %(default)s)")
+    p.add_argument("--envs", type=int, default=None,
+                   help="arena environments stepped together (default: min(episodes, 256))")
+    p.add_argument("--seed", type=int, default=1, help="environment seed (default: %(default)s)")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="with --cpu-level all: where to draw the per-level plot (default: beside --json, "
+                        "else eval-levels.png)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def parse_levels(text: str | None, default: int) -> list[int]:
+    if text is None:
+        return [default]
+    if text == "all":
+        return list(range(1, 10))
+    try:
+        levels = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--cpu-level must be 1-9, a comma list, or 'all'; got {text!r}") from None
+    bad = [lv for lv in levels if not 1 <= lv <= 9]
+    if bad:
+        raise ValueError(f"--cpu-level must be between 1 and 9; got {bad[0]}")
+    return levels
+
+
+def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: int, envs: int | None = None,
+                    device: str = "cpu", seed: int = 1, progress: bool = True) -> list[dict[str, Any]]:
+    """Evaluate one policy at each level; returns one result dict per level (DESIGN.md keys)."""
+    if episodes <= 0:
+        raise ValueError(f"--episodes must be positive, got {episodes}")
+    n_envs = 1 if cfg.env.env == "dolphin" else (envs or min(episodes, 256))
+    policy = make_policy(policy_spec, cfg.env.action_set, device=device, seed=seed)
+    results = []
+    for level in levels:
+        env = make_env(cfg, num_envs=n_envs, device=device, seed=seed, cpu_level=level)
+        t0 = time.perf_counter()
+        try:
+            r = evaluate(env, policy, episodes, progress=progress, desc=f"level {level}")
+        finally:
+            env.close()
+        results.append({"policy": policy_spec, "env": cfg.env.env, "cpu_level": level, **r,
+                        "seconds": round(time.perf_counter() - t0, 2)})
+    return results
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    head = f"{'level':>5}  {'episodes':>8}  {'untouched':>9}  {'s to hit':>8}  {'dmg taken':>9}  " \
+           f"{'dmg dealt':>9}  {'stocks lost':>11}  {'stocks taken':>12}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['cpu_level']:>5}  {r['episodes']:>8}  {r['untouched_share']:>8.1%}  "
+                     f"{r['mean_seconds_to_first_hit']:>8.2f}  {r['damage_taken']:>9.1f}  {r['damage_dealt']:>9.1f}  "
+                     f"{r['stocks_lost']:>11.2f}  {r['stocks_taken']:>12.2f}")
+    return "\n".join(lines)
+
+
+def plot_levels(rows: list[dict[str, Any]], path: str | Path, title: str) -> None:
+    """Bar chart of the untouched share per CPU level, written atomically as PNG."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=120)
+    levels = [r["cpu_level"] for r in rows]
+    share = [100 * r["untouched_share"] for r in rows]
+    ax.bar(levels, share, color="#3b7dd8")
+    for lv, s in zip(levels, share):
+        ax.text(lv, s + 1, f"{s:.0f}", ha="center", fontsize=8)
+    ax.set_xticks(levels)
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("CPU level")
+    ax.set_ylabel("untouched for a minute (%)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides = list(args.set)
+    if args.env:
+        overrides.append(f"env.env={args.env}")
+    args.set = overrides
+    cfg = config_from_args(args)
+    levels = parse_levels(args.cpu_level, cfg.env.cpu_level)
+    rows = evaluate_levels(cfg, args.policy, levels, args.episodes, args.envs, args.device, args.seed,
+                           progress=not args.no_progress and sys.stderr.isatty())
+    print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} one-minute episodes per level")
+    print(format_table(rows))
+    if len(rows) == 1:
+        out: dict[str, Any] = rows[0]
+    else:
+        n = sum(r["episodes"] for r in rows)
+        out = {"policy": args.policy, "env": cfg.env.env, "cpu_level": args.cpu_level, "episodes": n,
+               **{k: sum(r[k] * r["episodes"] for r in rows) / n for k in METRICS}, "levels": rows}
+    if args.cpu_level == "all" or len(rows) > 1:
+        plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else "eval-levels.png")
+        plot_levels(rows, plot, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level")
+        out["plot"] = plot
+        print(f"plot written to {plot}")
+    if args.json:
+        atomic_write_json(args.json, out)
+        print(f"results written to {args.json}", file=sys.stderr)
+    return 0
