@@ -67,6 +67,7 @@ class WorkerConfig:
     upload_rows: int = 2_000
     epsilon_base: float = 0.4
     epsilon_alpha: float = 7.0
+    epsilon_per_env: bool = False  # spread the Ape-X epsilons over every environment of the fleet
 
 
 @dataclass
@@ -80,6 +81,7 @@ class ManagerConfig:
     max_upload_rows: int = 100_000
     checkpoint_every: int = 5_000
     keep_checkpoints: int = 3
+    torch_threads: int = 0  # 0: torch's default; training shares a small machine with workers
 
 
 @dataclass
@@ -87,7 +89,8 @@ class TrainConfig:
     minutes: float = 15.0
     workers: int = 1
     eval_every_minutes: float = 5.0
-    eval_episodes: int = 200
+    eval_episodes: int = 200  # the final evaluation (the paper's metric over 200 episodes)
+    progress_eval_episodes: int = 50  # the periodic ones during training (they share the CPU)
 
 
 @dataclass

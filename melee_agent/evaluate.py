@@ -40,14 +40,18 @@ def evaluate(env: Any, policy: Callable[[torch.Tensor], torch.Tensor], episodes:
         from tqdm import tqdm  # noqa: PLC0415
         bar = tqdm(total=episodes, desc=desc, unit="ep", leave=False)
     obs = env.reset()
+    # The arena's step_async lets every environment decide on its own clock (no waiting on
+    # another's macro); its per-macro values count where info["ready"] says the macro ended.
+    step = getattr(env, "step_async", None) or env.step
     while True:
         counting = done_count < quota
         if not bool(counting.any()):
             break
-        obs, _, done, info = env.step(policy(obs))
+        obs, _, done, info = step(policy(obs))
+        ready = info.get("ready", torch.ones_like(done))
         for k in running:
-            running[k] += info[k].float()
-        new_hit = info["hit"] & (first_hit == 0)
+            running[k] += torch.where(ready, info[k].float(), 0.0)
+        new_hit = info["hit"] & ready & (first_hit == 0)
         first_hit = torch.where(new_hit, info["episode_frame"].float(), first_hit)
         finished = done & counting
         if bool(finished.any()):

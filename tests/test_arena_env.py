@@ -124,3 +124,41 @@ def test_damage_reward_counts_damage_and_stocks():
         if done.item():
             break
     assert taken > 0 and total == pytest.approx(-0.01 * taken, rel=1e-4)
+
+
+def test_step_async_transitions_equal_lockstep_steps_of_the_same_environment():
+    """Env 0 of an asynchronous batch plays exactly what a lone environment plays with step()."""
+    B = 6
+    env = Arena(B, cpu_level=9, seed=4)
+    obs = env.reset()
+    g = torch.Generator().manual_seed(0)
+    chosen, got = [], []
+    ready = torch.ones(B, dtype=torch.bool)
+    while len(got) < 60:
+        actions = torch.randint(0, 5, (B,), generator=g)
+        if ready[0]:
+            chosen.append(int(actions[0]))
+        obs, reward, done, info = env.step_async(actions)
+        ready = info["ready"]
+        if ready[0]:
+            got.append((obs[0].clone(), reward[0].item(), done[0].item(), info["frames"][0].item(), info["hit"][0].item()))
+    assert len(set(r[3] for r in got)) > 1, "macros of different lengths were played"
+    lone = Arena(1, cpu_level=9, seed=4)
+    lone.reset()
+    for a, (o, r, d, f, h) in zip(chosen, got):
+        o2, r2, d2, info2 = lone.step(torch.tensor([a]))
+        assert torch.equal(o2[0], o) and r2.item() == pytest.approx(r) and d2.item() == d
+        assert info2["frames"].item() == f and info2["hit"].item() == h
+
+
+def test_step_async_reads_actions_only_where_ready():
+    env = Arena(2, cpu_level=1, seed=0)
+    env.reset()
+    env.En[:, E.CPU_CD] = 10_000.0
+    _, _, _, info = env.step_async(torch.tensor([0, 2]))  # env 1 starts a 32-frame roll
+    assert info["ready"].tolist() == [True, False]
+    with pytest.raises(ValueError, match="actions must be in"):
+        env.step_async(torch.tensor([7, 0]))
+    for _ in range(30):
+        _, _, _, info = env.step_async(torch.tensor([0, 4]))  # env 1's 4 is ignored mid-roll
+    assert env.S[1, AGENT, P.ACT].item() in (Action.ROLL_BACKWARD.value, Action.ROLL_FORWARD.value)

@@ -65,7 +65,7 @@ def test_a_segment_on_the_arena_gives_consistent_rows_and_stats():
     env = Arena(8, cpu_level=9, seed=0)
     player = SegmentPlayer(env, epsilon=1.0, n_step=3, gamma=0.99, seed=0)
     rows, stats = player.play(DuelingDQN(num_actions=5), frames_per_env=300)
-    assert rows.shape == (stats.steps * 8, 57)
+    assert rows.shape == (stats.steps, 57)  # one row per decision
     assert stats.frames >= 300 * 8 and stats.episodes > 0  # random play is hit within seconds at level 9
     assert stats.untouched == 0 and stats.hits >= stats.episodes
     d = rows[:, DISCOUNT]

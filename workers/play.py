@@ -23,6 +23,13 @@ from melee_agent.model import DuelingDQN
 from workers.nstep import nstep_rows
 
 
+def env_epsilons(index: int, count: int, envs: int, base: float = 0.4, alpha: float = 7.0) -> torch.Tensor:
+    """Ape-X epsilons spread over every environment of the fleet: env ``j`` of worker ``i`` is actor
+    ``i * envs + j`` of ``count * envs``, so one worker with 64 environments explores like 64 actors."""
+    total = count * envs
+    return torch.tensor([ape_x_epsilon(index * envs + j, total, base, alpha) for j in range(envs)])
+
+
 def ape_x_epsilon(index: int, count: int, base: float = 0.4, alpha: float = 7.0) -> float:
     if count < 1 or not 0 <= index < count:
         raise ValueError(f"worker index must be in [0, {count}), got {index}")
@@ -54,12 +61,16 @@ class SegmentStats:
 class SegmentPlayer:
     """Keeps an environment running across segments; ``play`` returns rows and stats for one."""
 
-    def __init__(self, env: Any, epsilon: float, n_step: int, gamma: float, seed: int = 0):
+    def __init__(self, env: Any, epsilon: float | torch.Tensor, n_step: int, gamma: float, seed: int = 0):
         self.env = env
-        self.epsilon = float(epsilon)
+        # One epsilon for all environments, or one per environment ([B]).
+        self.epsilon = torch.as_tensor(epsilon, dtype=torch.float32, device=env.device).expand(env.num_envs)
         self.n_step = n_step
         self.gamma = gamma
         self.obs = env.reset()
+        self.chooses = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
+        self.dec_obs = torch.zeros_like(self.obs)
+        self.dec_act = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
         self.gen = torch.Generator(device=env.device).manual_seed(seed)
 
     @torch.inference_mode()
@@ -72,37 +83,57 @@ class SegmentPlayer:
 
     @torch.inference_mode()
     def play(self, model: DuelingDQN, frames_per_env: int, max_steps: int | None = None) -> tuple[torch.Tensor, SegmentStats]:
-        """Play until every environment has played ``frames_per_env`` frames (or ``max_steps``)."""
+        """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` calls).
+
+        Environments with ``step_async`` (the arena) decide asynchronously, so none waits for
+        another's macro; each environment's transitions are then turned into n-step rows alone.
+        """
         import time
 
         t0 = time.perf_counter()
         env, stats = self.env, SegmentStats()
-        obs_l, act_l, rew_l, nxt_l, done_l, term_l = [], [], [], [], [], []
+        step = getattr(env, "step_async", None) or env.step
+        rec: dict[str, list[torch.Tensor]] = {k: [] for k in ("obs", "act", "rew", "nxt", "done", "term", "ready")}
         played = torch.zeros(env.num_envs, device=env.device)
         obs = self.obs
         while True:
             action = self.act(model, obs)
-            nxt, reward, done, info = env.step(action)
-            obs_l.append(obs)
-            act_l.append(action)
-            rew_l.append(reward)
-            nxt_l.append(info["final_obs"])
-            done_l.append(done)
-            term_l.append(info["terminal"])
-            played += info["frames"]
+            # The state and action of each environment's current decision (set when it was ready).
+            self.dec_obs = torch.where(self.chooses.unsqueeze(1), obs, self.dec_obs)
+            self.dec_act = torch.where(self.chooses, action, self.dec_act)
+            nxt, reward, done, info = step(action)
+            ready = info.get("ready")
+            if ready is None:
+                ready = torch.ones_like(done)
+            for k, v in (("obs", self.dec_obs), ("act", self.dec_act), ("rew", reward), ("nxt", info["final_obs"]),
+                         ("done", done), ("term", info["terminal"]), ("ready", ready)):
+                rec[k].append(v.clone())
+            self.chooses = ready
+            played += torch.where(ready, info["frames"], 0)
             if bool(done.any()):
                 stats.episodes += int(done.sum())
                 stats.return_sum += float(info["episode_return"][done].sum())
                 stats.length_sum += float(info["episode_frame"][done].sum())
                 stats.untouched += int((done & ~info["hit"]).sum())
-            stats.hits += int(info["hit"].sum())
+            stats.hits += int((info["hit"] & ready).sum())
             obs = nxt
-            stats.steps += 1
+            stats.steps += int(ready.sum())
             if bool((played >= frames_per_env).all()) or (max_steps is not None and stats.steps >= max_steps):
                 break
         self.obs = obs
         stats.frames = int(played.sum())
-        rows = nstep_rows(torch.stack(obs_l), torch.stack(act_l), torch.stack(rew_l), torch.stack(nxt_l),
-                          torch.stack(done_l), torch.stack(term_l), self.n_step, self.gamma)
+        rows = self._rows({k: torch.stack(v) for k, v in rec.items()})
         stats.seconds = time.perf_counter() - t0
         return rows, stats
+
+    def _rows(self, r: dict[str, torch.Tensor]) -> torch.Tensor:
+        if bool(r["ready"].all()):
+            return nstep_rows(r["obs"], r["act"], r["rew"], r["nxt"], r["done"], r["term"], self.n_step, self.gamma)
+        out = []
+        for b in range(r["ready"].shape[1]):
+            t = r["ready"][:, b].nonzero().view(-1)
+            if t.numel():
+                pick = lambda x: x[t, b].unsqueeze(1)  # noqa: E731
+                out.append(nstep_rows(pick(r["obs"]), pick(r["act"]), pick(r["rew"]), pick(r["nxt"]),
+                                      pick(r["done"]), pick(r["term"]), self.n_step, self.gamma))
+        return torch.cat(out)

@@ -24,6 +24,7 @@ from melee.enums import Action
 
 from melee_agent.actions import get_action_set
 from melee_agent.arena import data as d
+from melee_agent.arena.async_step import step_async
 from melee_agent.arena.sim import NO_MOVE, game_frame, intangible, rand
 from melee_agent.arena.tables import AGENT, CPU, CPU_LEVELS, E, P, build_tables
 from melee_agent.rewards import MAX_FRAMES, check_reward, damage_reward, standing_noop_reward
@@ -111,7 +112,10 @@ class Arena:
 
     def reset(self) -> torch.Tensor:
         self._reset_envs(self._all)
+        self._ready = None  # step_async: every environment chooses next
         return self.observe()
+
+    step_async = step_async
 
     def close(self) -> None:
         """Nothing to release (the arena holds only tensors); here so every environment has it."""

@@ -1,0 +1,105 @@
+"""The manager's HTTP API (DESIGN.md): model download, experience upload, status.
+
+``create_app`` builds a FastAPI app whose lifespan starts the :class:`~manager.trainer.Trainer`
+thread and stops it cleanly (final checkpoint, TensorBoard flushed). With a token, every
+``/v1`` call needs ``Authorization: Bearer <token>``; ``/healthz`` and ``/readyz`` stay open.
+"""
+
+from __future__ import annotations
+
+import hmac
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi.responses import JSONResponse
+
+from melee_agent.config import Config
+from melee_agent.state import STATE_LAYOUT
+from melee_agent.wire import WireError, decode_experience
+from manager.trainer import QueueFull, Trainer
+
+HEADER_SLACK = 64 * 1024  # safetensors header and metadata beside the rows
+
+
+def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str | None = None,
+               resume: bool = False) -> FastAPI:
+    state: dict[str, Trainer] = {}
+    max_rows = cfg.manager.max_upload_rows
+    max_body = max_rows * 57 * 4 + HEADER_SLACK
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        trainer = Trainer(cfg, run_dir, device, resume)
+        state["trainer"] = trainer
+        app.state.trainer = trainer
+        trainer.start()
+        try:
+            yield
+        finally:
+            trainer.stop()
+
+    app = FastAPI(title="melee-agent manager", lifespan=lifespan)
+
+    def authorize(request: Request) -> None:
+        if token is None:
+            return
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+    def trainer() -> Trainer:
+        return state["trainer"]
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        t = state.get("trainer")
+        if t is None or not t.running:
+            return JSONResponse({"ready": False, "error": t.error if t else None}, status_code=503)
+        return JSONResponse({"ready": True, "model_version": t.model.version})
+
+    @app.get("/v1/model", dependencies=[Depends(authorize)])
+    def model(request: Request) -> Response:
+        m = trainer().model
+        headers = {"ETag": m.etag, "X-Model-Version": str(m.version), "X-Model-Sha256": m.sha256}
+        if request.headers.get("if-none-match") == m.etag:
+            return Response(status_code=304, headers=headers)
+        return Response(m.data, media_type="application/octet-stream", headers=headers)
+
+    @app.get("/v1/model/meta", dependencies=[Depends(authorize)])
+    def model_meta() -> dict[str, Any]:
+        m = trainer().model
+        return {"version": m.version, "train_step": m.train_step, "sha256": m.sha256,
+                "action_set": cfg.env.action_set, "state_layout": STATE_LAYOUT}
+
+    @app.post("/v1/experience", status_code=202, dependencies=[Depends(authorize)])
+    async def experience(request: Request) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > max_body:
+            return JSONResponse({"detail": f"body of {int(length)} bytes is larger than the {max_body}-byte limit "
+                                           f"({max_rows} rows)"}, status_code=413)
+        body = await request.body()
+        if len(body) > max_body:
+            return JSONResponse({"detail": f"body of {len(body)} bytes is larger than the {max_body}-byte limit"},
+                                status_code=413)
+        t = trainer()
+        try:
+            exp = decode_experience(body, action_set=cfg.env.action_set, num_actions=t.num_actions,
+                                    max_rows=max_rows)
+            n = t.submit(exp)
+        except WireError as e:
+            return JSONResponse({"detail": e.message}, status_code=e.status)
+        except QueueFull as e:
+            return JSONResponse({"detail": str(e)}, status_code=429, headers={"Retry-After": "1"})
+        return JSONResponse({"accepted": n, "model_version": t.model.version}, status_code=202)
+
+    @app.get("/v1/status", dependencies=[Depends(authorize)])
+    def status() -> dict[str, Any]:
+        return trainer().status()
+
+    return app

@@ -1,0 +1,243 @@
+"""The manager's training side: one thread owns the device replay and the learner.
+
+HTTP handlers only validate and enqueue (a bounded queue; full means 429). The training thread
+drains the queue into the :class:`~melee_agent.replay.DeviceReplay`, and once ``burn_in`` rows
+are stored runs learner steps, never more than ``max_train_per_row`` steps per ingested row (a
+slow fleet is not overfitted). Every ``publish_every`` steps it publishes a model version
+(atomically to ``RUN_DIR/model.safetensors`` and in memory for ``GET /v1/model``), every
+``checkpoint_every`` steps it writes a checkpoint, and every couple of seconds it logs
+TensorBoard scalars.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from melee_agent.actions import get_action_set
+from melee_agent.config import Config, atomic_write_bytes, save_resolved_config
+from melee_agent.learner import Learner
+from melee_agent.model import model_to_bytes
+from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay
+from melee_agent.state import STATE_LAYOUT
+from melee_agent.wire import Experience
+from manager.checkpoints import latest, load_checkpoint, save_checkpoint
+from manager.metrics import Board, Rate
+
+log = logging.getLogger("melee_agent.manager")
+TRAIN_CHUNK = 25  # learner steps between looks at the queue
+
+
+@dataclass(frozen=True)
+class PublishedModel:
+    data: bytes
+    version: int
+    train_step: int
+    sha256: str
+
+    @property
+    def etag(self) -> str:
+        return f'"{self.sha256}"'
+
+
+class QueueFull(RuntimeError):
+    pass
+
+
+class Trainer:
+    def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False):
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.device = torch.device(device)
+        self.action_set = cfg.env.action_set
+        self.num_actions = get_action_set(self.action_set).num_actions
+        rc = cfg.replay
+        if rc.prioritized:
+            self.replay: DeviceReplay = PrioritizedDeviceReplay(rc.capacity, self.device, rc.block_size,
+                                                                alpha=rc.alpha, beta=rc.beta)
+        else:
+            self.replay = DeviceReplay(rc.capacity, self.device, rc.block_size)
+        self.learner = Learner.from_config(self.replay, self.num_actions, self.device, cfg.learner)
+        self.queue: queue.Queue[Experience] = queue.Queue(maxsize=cfg.manager.queue_batches)
+        self.rows_accepted = 0  # counted when a batch is queued (the 202 the worker sees)
+        self.rows_ingested = 0  # written into the replay
+        self.batches_accepted = 0
+        self.version = 0
+        self.resumed_from: str | None = None
+        if resume:
+            self._resume()
+        self.workers: dict[str, float] = {}  # worker id -> last upload time
+        self._ingest_rate, self._train_rate, self._frame_rate = Rate(), Rate(), Rate()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.running = False
+        self.error: str | None = None
+        save_resolved_config(cfg, self.run_dir)
+        self.board = Board(self.run_dir)
+        self.model: PublishedModel = self._publish()
+
+    # --- model and checkpoints ---
+    def _publish(self) -> PublishedModel:
+        data = model_to_bytes(self.learner.online, version=self.version, train_step=self.learner.train_steps,
+                              action_set=self.action_set, state_layout=STATE_LAYOUT)
+        model = PublishedModel(data, self.version, self.learner.train_steps, hashlib.sha256(data).hexdigest())
+        atomic_write_bytes(self.run_dir / "model.safetensors", data)
+        self.model = model
+        self.board.scalars({"model/version": self.version}, self.learner.train_steps)
+        return model
+
+    def _checkpoint(self) -> None:
+        state = {**self.learner.state_dict(), "rows_ingested": self.rows_ingested, "rows_accepted": self.rows_accepted,
+                 "model_version": self.version, "config_name": self.cfg.name}
+        path = save_checkpoint(self.run_dir, state, self.learner.train_steps, self.cfg.manager.keep_checkpoints)
+        log.info("checkpoint %s", path.name)
+
+    def _resume(self) -> None:
+        path = latest(self.run_dir)
+        if path is None:
+            raise FileNotFoundError(f"--resume: no checkpoint in {self.run_dir / 'checkpoints'}")
+        state = load_checkpoint(path, self.device)
+        self.learner.load_state_dict(state)
+        self.rows_ingested = int(state.get("rows_ingested", 0))
+        self.rows_accepted = int(state.get("rows_accepted", 0))
+        self.version = int(state.get("model_version", 0)) + 1  # the resumed weights are a new version
+        self.resumed_from = path.name
+        log.info("resumed from %s: step %d, model v%d", path.name, self.learner.train_steps, self.version)
+
+    # --- ingest (called from HTTP handlers) ---
+    def submit(self, exp: Experience) -> int:
+        try:
+            self.queue.put_nowait(exp)
+        except queue.Full:
+            raise QueueFull("the ingest queue is full; retry shortly") from None
+        n = exp.rows.shape[0]
+        now = time.monotonic()
+        with self._lock:
+            self.rows_accepted += n
+            self.batches_accepted += 1
+            self.workers[exp.meta.get("worker_id", "?")] = now
+        self._ingest_rate.add(n, now)
+        return n
+
+    def _ingest(self, exp: Experience) -> None:
+        if isinstance(self.replay, PrioritizedDeviceReplay) and exp.priority is not None:
+            self.replay.add(exp.rows, exp.priority)
+        else:
+            self.replay.add(exp.rows)
+        self.rows_ingested += exp.rows.shape[0]
+        stats = exp.stats
+        if stats:
+            self.board.episodes(stats, self.learner.train_steps)
+            if stats.get("frames"):
+                self._frame_rate.add(float(stats["frames"]))
+
+    def _drain(self, wait: float) -> int:
+        n = 0
+        try:
+            exp = self.queue.get(timeout=wait) if wait > 0 else self.queue.get_nowait()
+        except queue.Empty:
+            return 0
+        while True:
+            self._ingest(exp)
+            n += 1
+            try:
+                exp = self.queue.get_nowait()
+            except queue.Empty:
+                # Nothing more is waiting: move a partial block to the device now rather than
+                # holding rows back from training until the next upload fills it.
+                if self.replay.staged:
+                    self.replay.flush()
+                return n
+
+    # --- the training thread ---
+    def can_train(self) -> bool:
+        m = self.cfg.manager
+        return (len(self.replay) >= max(m.burn_in, self.cfg.learner.batch_size)
+                and self.learner.train_steps < m.max_train_per_row * self.rows_ingested)
+
+    def status(self) -> dict[str, Any]:
+        now = time.monotonic()
+        with self._lock:
+            active = sum(1 for t in self.workers.values() if now - t < 60)
+        return {
+            "replay_size": len(self.replay), "replay_capacity": self.replay.capacity if hasattr(self.replay, "capacity")
+            else self.cfg.replay.capacity, "replay_staged": self.replay.staged,
+            "rows_accepted": self.rows_accepted, "rows_ingested": self.rows_ingested,
+            "batches_accepted": self.batches_accepted, "queue_batches": self.queue.qsize(),
+            "train_steps": self.learner.train_steps, "model_version": self.model.version,
+            "model_sha256": self.model.sha256, "ingest_rows_per_s": round(self._ingest_rate.per_second(now), 1),
+            "train_steps_per_s": round(self._train_rate.per_second(now), 1), "workers_active": active,
+            "worker_frames_per_s": round(self._frame_rate.per_second(now), 1), "burn_in": self.cfg.manager.burn_in,
+            "training": self.running and self.can_train(), "resumed_from": self.resumed_from, "error": self.error,
+        }
+
+    def _log_status(self) -> None:
+        st = self.status()
+        cap = self.cfg.replay.capacity
+        self.board.scalars({
+            "replay/size": st["replay_size"], "replay/fill": st["replay_size"] / cap,
+            "ingest/rows_per_s": st["ingest_rows_per_s"], "train/steps_per_s": st["train_steps_per_s"],
+            "model/version": st["model_version"], "workers/active": st["workers_active"],
+            "workers/frames_per_s": st["worker_frames_per_s"],
+        }, self.learner.train_steps)
+
+    def _run(self) -> None:
+        m = self.cfg.manager
+        if m.torch_threads > 0:
+            torch.set_num_threads(m.torch_threads)
+        last_log = 0.0
+        try:
+            while not self._stop.is_set():
+                training = self.can_train()
+                self._drain(0 if training else 0.2)
+                if self.can_train():
+                    done = 0
+                    for _ in range(TRAIN_CHUNK):
+                        done += 1
+                        metrics = self.learner.step()
+                        step = self.learner.train_steps
+                        if metrics is not None:
+                            self.board.learner(metrics, step)
+                        if step % m.publish_every == 0:
+                            self.version += 1
+                            self._publish()
+                        if step % m.checkpoint_every == 0:
+                            self._checkpoint()
+                        if not self.can_train():
+                            break
+                    self._train_rate.add(done)
+                now = time.monotonic()
+                if now - last_log > 2.0:
+                    self._log_status()
+                    last_log = now
+        except Exception as e:  # keep serving (status shows it) rather than dying silently
+            self.error = f"{type(e).__name__}: {e}"
+            log.exception("the training thread stopped")
+        finally:
+            self.running = False
+
+    def start(self) -> None:
+        self._stop.clear()
+        self.running = True
+        self._thread = threading.Thread(target=self._run, name="trainer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+        self._drain(0)
+        if self.learner.train_steps > 0:
+            self._checkpoint()
+        self._log_status()
+        self.board.close()

@@ -1,0 +1,64 @@
+"""`melee-agent launch local|gce`: start a fleet of workers on this machine or on GCE VMs."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import time
+
+from melee_agent_cli.common import add_common
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("launch", help="start workers: on this machine (local) or on GCE VMs (gce)")
+    where = p.add_subparsers(dest="where", metavar="WHERE", required=True)
+    lp = where.add_parser("local", help="N worker processes here; a worker that dies is restarted")
+    add_common(lp)
+    lp.add_argument("--count", type=int, required=True, help="number of worker processes")
+    lp.add_argument("--manager", required=True, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
+    lp.add_argument("--env", default=None, help="arena or dolphin (default: the config's)")
+    lp.add_argument("--envs", type=int, default=None, help="arena environments per worker (default: config)")
+    lp.add_argument("--log-dir", default=None, help="write each worker's log to DIR/worker-i.log")
+    lp.set_defaults(func=run_local)
+    try:
+        gce = importlib.import_module("workers.gce")
+    except ModuleNotFoundError as e:
+        if e.name != "workers.gce":
+            raise
+        return
+    gp = where.add_parser("gce", help="a GCE instance template and managed instance group of worker VMs")
+    gce.add_args(gp)
+    gp.set_defaults(func=gce.run)
+
+
+def worker_flags(args: argparse.Namespace) -> list[str]:
+    flags = ["--config", args.config, "--device", args.device]
+    for s in args.set:
+        flags += ["--set", s]
+    if getattr(args, "env", None):
+        flags += ["--env", args.env]
+    if getattr(args, "envs", None):
+        flags += ["--envs", str(args.envs)]
+    return flags
+
+
+def run_local(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from workers.launch_local import LocalFleet  # noqa: PLC0415
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    fleet = LocalFleet(args.manager, args.count, worker_flags(args),
+                       log_dir=Path(args.log_dir) if args.log_dir else None)
+    fleet.start()
+    try:
+        while True:
+            time.sleep(1.0)
+            fleet.poll()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fleet.stop()
+        print(f"stopped {args.count} workers; restarts: {sum(fleet.restarts)}")
+    return 0

@@ -1,0 +1,42 @@
+"""`melee-agent manager`: the FastAPI manager (ingest, train, publish) under uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from pathlib import Path
+
+from melee_agent_cli.common import add_common, config_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("manager", help="serve the manager: experience in, training, models out")
+    add_common(p)
+    p.add_argument("--host", default=None, help="address to bind (default: the config's, 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default: the config's, 8000)")
+    p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --run-dir")
+    p.add_argument("--token-file", default=None, help="file holding the bearer token (else $MELEE_AGENT_TOKEN)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="uvicorn worker processes: must be 1, the process owns the device replay")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from manager.server import load_token, serve  # noqa: PLC0415
+
+    if args.workers != 1:
+        raise ValueError(f"--workers {args.workers}: the manager must run as one process, because that process "
+                         "owns the replay in device memory and the trainer; scale with more game workers instead")
+    cfg = config_from_args(args)
+    if args.resume and not args.run_dir:
+        raise ValueError("--resume needs --run-dir: the run folder whose checkpoints to continue from")
+    run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    token = load_token(args.token_file)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    host = args.host or cfg.manager.host
+    port = cfg.manager.port if args.port is None else args.port
+    logging.getLogger("melee_agent.manager").info("run folder %s, serving on http://%s:%d%s", run_dir, host, port,
+                                                  " (token required)" if token else "")
+    serve(cfg, run_dir, host, port, device=args.device, token=token, resume=args.resume)
+    return 0

@@ -1,0 +1,47 @@
+"""`melee-agent worker`: play with the manager's current model and upload experience, forever."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import json
+import threading
+
+from melee_agent.config import atomic_write_json
+from melee_agent.envs import ENVS
+from melee_agent_cli.common import add_common, config_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("worker", help="play with the current model, upload experience, fetch new models")
+    add_common(p)
+    p.add_argument("--manager", required=True, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
+    p.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
+    p.add_argument("--envs", type=int, default=None, help="arena environments stepped together (default: config)")
+    p.add_argument("--worker-index", type=int, default=0, help="this worker's index i in 0..N-1 (sets epsilon_i)")
+    p.add_argument("--num-workers", type=int, default=1, help="N, the number of workers in the fleet")
+    p.add_argument("--segments", type=int, default=None, help="stop after this many segments (default: never)")
+    p.add_argument("--seed", type=int, default=None, help="environment seed (default: from the index and clock)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workers.worker import Worker, WorkerSettings, install_signal_handlers  # noqa: PLC0415
+
+    if args.env:
+        args.set = [*args.set, f"env.env={args.env}"]
+    cfg = config_from_args(args)
+    if args.envs is not None and args.envs <= 0:
+        raise ValueError(f"--envs must be positive, got {args.envs}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    stop = threading.Event()
+    install_signal_handlers(stop)
+    settings = WorkerSettings(manager=args.manager, index=args.worker_index, count=args.num_workers,
+                              envs=args.envs, device=args.device, seed=args.seed, segments=args.segments)
+    worker = Worker(cfg, settings, stop)
+    code = worker.run()
+    summary = worker.summary()
+    logging.getLogger("melee_agent.worker").info("done: %s", json.dumps(summary))
+    if args.json:
+        atomic_write_json(args.json, summary)
+    return code

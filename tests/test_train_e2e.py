@@ -1,0 +1,110 @@
+"""End to end with real processes: the manager under uvicorn on a loopback port, two arena workers.
+
+Checks what the user relies on: the model version rises, workers pick up new versions, every
+row sent is accepted, the TensorBoard run holds the documented tags, and `melee-agent train`
+leaves a model, an evaluation and a learning curve behind.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "melee_agent_cli.main"]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"manager exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    pytest.fail(f"manager not ready after {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+def _scalar_tags(run_dir: Path) -> set[str]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    tags: set[str] = set()
+    for f in run_dir.glob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(f), size_guidance={"scalars": 0})
+        acc.Reload()
+        tags |= set(acc.Tags()["scalars"])
+    return tags
+
+
+def test_manager_and_two_arena_workers_train_publish_and_log(tmp_path):
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    run_dir = tmp_path / "run"
+    log = tmp_path / "manager.log"
+    common = ["--config", "small", "--set", "manager.burn_in=500", "--set", "worker.segment_seconds=3"]
+    with open(log, "wb") as out:
+        manager = subprocess.Popen([*CLI, "manager", *common, "--run-dir", str(run_dir), "--port", str(port)],
+                                   cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_ready(url, manager, log)
+        workers = [subprocess.Popen([*CLI, "worker", *common, "--manager", url, "--worker-index", str(i),
+                                     "--num-workers", "2", "--segments", "12", "--seed", str(i),
+                                     "--json", str(tmp_path / f"worker-{i}.json")],
+                                    cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                   for i in range(2)]
+        for w in workers:
+            out, _ = w.communicate(timeout=600)
+            assert w.returncode == 0, out.decode()[-3000:]
+        status = httpx.get(f"{url}/v1/status", timeout=10).json()
+        summaries = [json.loads((tmp_path / f"worker-{i}.json").read_text()) for i in range(2)]
+        sent = sum(s["rows_sent"] for s in summaries)
+        assert sent > 0 and status["rows_accepted"] == sent
+        assert status["train_steps"] > 0 and status["model_version"] >= 2
+        # Workers played with more than one model version: they fetched the newer ones.
+        assert any(len(set(s["versions_seen"])) >= 2 for s in summaries), summaries
+        assert summaries[0]["epsilon"] == pytest.approx(0.4) and summaries[1]["epsilon"] == pytest.approx(0.4 ** 8)
+    finally:
+        manager.send_signal(signal.SIGINT)
+        manager.wait(60)
+    tags = _scalar_tags(run_dir)
+    for prefix in ("loss/", "q/", "replay/", "ingest/", "train/", "model/version", "workers/", "episode/"):
+        assert any(t.startswith(prefix) for t in tags), f"no {prefix} tag in {sorted(tags)}"
+    assert (run_dir / "model.safetensors").exists()
+    assert list((run_dir / "checkpoints").glob("*.pt")), "the manager writes a checkpoint when it stops"
+
+
+def test_train_command_leaves_model_eval_and_curve(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = subprocess.run([*CLI, "train", "--config", "small", "--minutes", "0.4", "--run-dir", str(run_dir),
+                           "--set", "train.eval_every_minutes=0.15", "--set", "train.progress_eval_episodes=4",
+                           "--set", "train.eval_episodes=6", "--set", "manager.burn_in=500", "--no-progress"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    result = json.loads((run_dir / "eval.json").read_text())
+    for key in ("policy", "cpu_level", "episodes", "untouched_share", "mean_seconds_to_first_hit", "damage_taken",
+                "damage_dealt", "stocks_lost", "stocks_taken"):
+        assert key in result
+    assert result["episodes"] == 6 and result["cpu_level"] == 9
+    assert set(result["baselines"]) == {"noop", "random"}
+    assert (run_dir / "model.safetensors").stat().st_size > 100_000
+    assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert any(t.startswith("eval/") for t in _scalar_tags(run_dir))
+    assert "untouched" in proc.stdout

@@ -1,0 +1,87 @@
+"""Run N worker processes on this machine and restart any that dies (`melee-agent launch local`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("melee_agent.launch")
+
+
+@dataclass
+class LocalFleet:
+    """N `melee-agent worker` processes with indices 0..N-1; ``poll()`` restarts the dead ones."""
+
+    manager: str
+    count: int
+    worker_args: list[str] = field(default_factory=list)  # extra flags: --config, --set, --envs, ...
+    log_dir: Path | None = None
+    restart_delay: float = 2.0
+    env: dict[str, str] | None = None
+    procs: list[subprocess.Popen | None] = field(default_factory=list)
+    restarts: list[int] = field(default_factory=list)
+    _died_at: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError(f"--count must be at least 1, got {self.count}")
+        self.procs = [None] * self.count
+        self.restarts = [0] * self.count
+        self._died_at = [0.0] * self.count
+
+    def command(self, index: int) -> list[str]:
+        return [sys.executable, "-m", "melee_agent_cli.main", "worker", "--manager", self.manager,
+                "--worker-index", str(index), "--num-workers", str(self.count), *self.worker_args]
+
+    def _spawn(self, index: int) -> subprocess.Popen:
+        out = None
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            out = open(self.log_dir / f"worker-{index}.log", "ab")  # noqa: SIM115 (the child owns it)
+        env = dict(os.environ if self.env is None else self.env)
+        proc = subprocess.Popen(self.command(index), stdout=out, stderr=subprocess.STDOUT if out else None, env=env)
+        if out is not None:
+            out.close()
+        return proc
+
+    def start(self) -> None:
+        for i in range(self.count):
+            self.procs[i] = self._spawn(i)
+        log.info("started %d workers against %s", self.count, self.manager)
+
+    def poll(self) -> list[int]:
+        """Restart workers that exited (after ``restart_delay``); returns the indices restarted."""
+        restarted = []
+        now = time.monotonic()
+        for i, p in enumerate(self.procs):
+            if p is None or p.poll() is None:
+                continue
+            if not self._died_at[i]:
+                self._died_at[i] = now
+                log.warning("worker %d exited with code %s; restarting", i, p.returncode)
+            if now - self._died_at[i] >= self.restart_delay:
+                self.procs[i] = self._spawn(i)
+                self.restarts[i] += 1
+                self._died_at[i] = 0.0
+                restarted.append(i)
+        return restarted
+
+    def stop(self, timeout: float = 20.0) -> None:
+        for p in self.procs:
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for p in self.procs:
+            if p is None:
+                continue
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
