@@ -68,6 +68,7 @@ class WorkerConfig:
     epsilon_base: float = 0.4
     epsilon_alpha: float = 7.0
     epsilon_per_env: bool = False  # spread the Ape-X epsilons over every environment of the fleet
+    torch_threads: int = 0  # 0: torch's default; 1 when workers share a small machine with the trainer
 
 
 @dataclass

@@ -19,3 +19,7 @@ def add_common(p: argparse.ArgumentParser, config_default: str | None = "default
 
 def config_from_args(args: argparse.Namespace) -> Config:
     return load_config(args.config, args.set)
+
+
+class CommandError(RuntimeError):
+    """A failure to report as one line (no traceback): a child process died, a server never came up."""

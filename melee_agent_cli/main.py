@@ -28,11 +28,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _runtime_errors() -> tuple[type[BaseException], ...]:
+    from melee_agent.dolphin import DolphinError  # noqa: PLC0415
+    from melee_agent_cli.common import CommandError  # noqa: PLC0415
+    from workers.client import ManagerError  # noqa: PLC0415
+
+    return (CommandError, ManagerError, DolphinError)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ConfigError, FileNotFoundError, KeyError, ValueError) as e:
+    except (ConfigError, FileNotFoundError, KeyError, ValueError, *_runtime_errors()) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"melee-agent {args.command}: error: {msg}", file=sys.stderr)
         return 2

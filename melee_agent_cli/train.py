@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from melee_agent.config import Config, atomic_write_bytes, atomic_write_json
-from melee_agent_cli.common import add_common, config_from_args
+from melee_agent_cli.common import CommandError, add_common, config_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -160,14 +160,14 @@ def run(args: argparse.Namespace) -> int:
         deadline_ready = time.monotonic() + 180
         while True:
             if manager.poll() is not None:
-                raise RuntimeError(f"the manager exited with code {manager.returncode}:\n{_tail(manager_log)}")
+                raise CommandError(f"the manager exited with code {manager.returncode}:\n{_tail(manager_log)}")
             try:
                 if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:  # not listening yet
                 pass
             if time.monotonic() > deadline_ready:
-                raise RuntimeError(f"the manager did not become ready in 180 s:\n{_tail(manager_log)}")
+                raise CommandError(f"the manager did not become ready in 180 s:\n{_tail(manager_log)}")
             time.sleep(0.5)
         fleet.start()
         t0 = time.monotonic()
@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         while time.monotonic() < end:
             time.sleep(min(2.0, max(0.0, end - time.monotonic())))
             if manager.poll() is not None:
-                raise RuntimeError(f"the manager exited with code {manager.returncode}:\n{_tail(manager_log)}")
+                raise CommandError(f"the manager exited with code {manager.returncode}:\n{_tail(manager_log)}")
             fleet.poll()
             now = time.monotonic()
             if now >= next_eval and now + 30 < end:

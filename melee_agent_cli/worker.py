@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if args.envs is not None and args.envs <= 0:
         raise ValueError(f"--envs must be positive, got {args.envs}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the segment lines
     stop = threading.Event()
     install_signal_handlers(stop)
     settings = WorkerSettings(manager=args.manager, index=args.worker_index, count=args.num_workers,

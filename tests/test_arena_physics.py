@@ -126,3 +126,16 @@ def test_spot_dodge_is_intangible_through_an_fsmash_that_hits_a_standing_fox():
         env.step(torch.tensor([NOOP, NOOP]))
     pct = env.S[:, AGENT, P.PCT]
     assert pct[0].item() == 0 and pct[1].item() == d.MARTH_MOVES[MOVE_INDEX["fsmash"]].damage
+
+
+def test_a_player_falling_just_past_the_edge_catches_the_ledge_and_one_far_out_does_not():
+    env = Arena(2, cpu_level=1, seed=0)
+    env.reset()
+    env.S[:, AGENT, P.X] = torch.tensor([d.EDGE + 5.0, d.EDGE + 60.0])
+    place(env, AGENT, Y=-2.0, VY=-1.0, GND=0.0, ACT=float(Action.FALLING.value))
+    env.En[:, E.CPU_CD] = 10_000.0
+    env.step(torch.zeros(2, dtype=torch.long))
+    assert env.S[0, AGENT, P.GND].item() == 1 and abs(env.S[0, AGENT, P.X].item()) < d.EDGE
+    assert env.S[0, AGENT, P.ACT].item() == Action.EDGE_GETUP_SLOW.value
+    assert env.players()["agent"]["invulnerable"][0].item()  # the getup is intangible
+    assert env.S[1, AGENT, P.GND].item() == 0 and env.S[1, AGENT, P.Y].item() < -2.0

@@ -77,6 +77,8 @@ class Worker:
 
     def run(self) -> int:
         cfg, s = self.cfg, self.s
+        if cfg.worker.torch_threads > 0:
+            torch.set_num_threads(cfg.worker.torch_threads)
         while True:  # wait for the manager, but stay stoppable
             if self.stop.is_set():
                 return 0

@@ -82,6 +82,13 @@ RESPAWN_INVULNERABLE = 120  # SmashWiki: 120 frames of invincibility after respa
 KNOCKBACK_DECAY = 0.051  # SmashWiki knockback: launch speed falls by 0.051 per frame
 LAUNCH_SPEED = 0.03  # SmashWiki knockback: initial launch speed = 0.03 x knockback
 HITSTUN_PER_KB = 0.4  # SmashWiki hitstun: floor(0.4 x knockback)
+# Ledges, simplified: a player falling past the stage's side (not in hitstun) within this box
+# below the edge catches the ledge and gets up onto the stage (hanging and getup options are
+# left out). The box and the getup timing are guesses; the getup's 30 frames follow SmashWiki's
+# slow-getup length for light characters, and it is intangible throughout (guess).
+LEDGE_CATCH_X = 16.0  # guess: how far outside the edge the ledge grab box reaches
+LEDGE_CATCH_Y = 30.0  # guess: how far below the stage's top it reaches
+LEDGE_GETUP_FRAMES = 30  # guess (see above)
 BODY_RADIUS = 3.5  # guess: hurtboxes are not in libmelee; a capsule of this radius
 FOX_HEIGHT = 11.0  # characterdata.csv "size" for Fox, used as capsule height (guess)
 MARTH_HEIGHT = 14.0  # characterdata.csv "size" for Marth, used as capsule height (guess)

@@ -266,6 +266,20 @@ def _physics(S: torch.Tensor, T: Tables) -> None:
         _start(S, p, walk_off[:, p] & (S[:, p, P.MOVE] == NO_MOVE), FALLING, NO_MOVE, 0.0)
 
 
+def _ledge_catch(S: torch.Tensor) -> None:
+    """A player falling just past the side of the stage catches the ledge and gets up (simplified)."""
+    x, y = S[..., P.X], S[..., P.Y]
+    out = x.abs() - d.EDGE
+    catch = ((S[..., P.GND] == 0) & (S[..., P.STUN] <= 0) & (y < 0) & (y > -d.LEDGE_CATCH_Y)
+             & (out > 0) & (out < d.LEDGE_CATCH_X))
+    S[..., P.X] = torch.where(catch, torch.sign(x) * (d.EDGE - 4.0), x)
+    for col, value in ((P.Y, 0.0), (P.VX, 0.0), (P.VY, 0.0), (P.KX, 0.0), (P.KY, 0.0), (P.FF, 0.0),
+                       (P.GND, 1.0), (P.JUMPS, 2.0)):
+        S[..., col] = torch.where(catch, value, S[..., col])
+    for p in (AGENT, CPU):
+        _start(S, p, catch[:, p], float(Action.EDGE_GETUP_SLOW.value), LOCKED, float(d.LEDGE_GETUP_FRAMES))
+
+
 def _knockback(percent_after: torch.Tensor, damage: torch.Tensor, weight: torch.Tensor, growth: torch.Tensor,
                base: torch.Tensor) -> torch.Tensor:
     """Melee's knockback (SmashWiki): ((p/10 + p*d/20) * 200/(w+100) * 1.4 + 18) * g/100 + b."""
@@ -361,6 +375,7 @@ def game_frame(S: torch.Tensor, En: torch.Tensor, ctrl: torch.Tensor, T: Tables,
     _agent_control(S, ctrl)
     _cpu_control(S, En, T, level, u)
     _physics(S, T)
+    _ledge_catch(S)
     damage, _ = _hits(S, T, intangible(S, T))
     _shield(S)
     ko = _blast_zones(S, spawn_x)

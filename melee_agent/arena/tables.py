@@ -86,6 +86,7 @@ def build_tables(device: torch.device) -> Tables:
         Action.ROLL_BACKWARD: d.ROLL_INTANGIBLE,
         Action.DOWN_B_GROUND_START: d.SHINE_INTANGIBLE,
         Action.AIRDODGE: AIRDODGE_INTANGIBLE,
+        Action.EDGE_GETUP_SLOW: (1, d.LEDGE_GETUP_FRAMES),
     }.items():
         lo[act.value], hi[act.value] = a, b
     t = lambda x, dt=torch.float32: torch.as_tensor(np.asarray(x), dtype=dt, device=device)  # noqa: E731

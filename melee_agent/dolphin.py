@@ -1,0 +1,301 @@
+"""Real Melee: Dolphin through libmelee, behind the arena's environment API (one game at a time).
+
+:class:`DolphinEnv` starts Slippi Dolphin with ``melee.Console`` (``blocking_input=True`` so no
+frame is skipped, a temporary user folder per worker, audio off, the ``Null`` video backend when
+headless), plugs in the agent's controller and a second one that sets Melee's built-in CPU up at
+level L through libmelee's ``MenuHelper``, and plays: each frame is encoded with ``state.py``,
+each action's controller states are played frame by frame, and rewards, hits and episode ends
+follow the same rules as the arena (:class:`FrameRules`). Menus, the postgame screen and sudden
+death lead back into a new game; when Dolphin dies or stops answering it is restarted, counted and
+logged, and play goes on.
+
+The console and the controllers come from factories, so the very same loop runs in tests on
+libmelee's file console (a real ``.slp`` replay) with a recording controller.
+
+Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
+
+    from melee_agent.config import load_config
+    cfg = load_config("dolphin", ["dolphin.dolphin_path=/opt/slippi", "dolphin.iso_path=/isos/melee.iso"])
+    env = DolphinEnv(cfg.dolphin, cpu_level=9, action_set="untouchable", reward="untouchable", max_frames=3600)
+    obs = env.reset()                                  # [1, 27]
+    obs, reward, done, info = env.step(torch.tensor([1]))  # one spot dodge (22 frames)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from melee_agent.actions import apply_frame, get_action_set
+from melee_agent.config import DolphinConfig
+from melee_agent.rewards import STANDING, check_reward
+from melee_agent.state import encode_gamestate
+
+log = logging.getLogger("melee_agent.dolphin")
+
+
+class DolphinError(RuntimeError):
+    """Dolphin cannot be started or kept running; the message says what to set or what happened."""
+
+
+def check_paths(cfg: DolphinConfig) -> None:
+    """One clear line naming what to set when the Dolphin or ISO path is missing or wrong."""
+    if not cfg.dolphin_path:
+        raise DolphinError("dolphin.dolphin_path is not set: point it at Slippi Dolphin (its AppImage, executable or "
+                           "folder), e.g. --set dolphin.dolphin_path=/opt/slippi/Slippi_Online-x86_64.AppImage")
+    if not Path(cfg.dolphin_path).exists():
+        raise DolphinError(f"dolphin.dolphin_path {cfg.dolphin_path!r} does not exist: set it to your Slippi Dolphin")
+    if not cfg.iso_path:
+        raise DolphinError("dolphin.iso_path is not set: point it at your NTSC 1.02 Melee ISO "
+                           "(--set dolphin.iso_path=/path/melee.iso); it is never shipped or downloaded")
+    if not Path(cfg.iso_path).is_file():
+        raise DolphinError(f"dolphin.iso_path {cfg.iso_path!r} is not a file: set it to your NTSC 1.02 Melee ISO")
+
+
+def in_game(gamestate: Any) -> bool:
+    import melee  # noqa: PLC0415
+
+    return gamestate.menu_state in (melee.enums.Menu.IN_GAME, melee.enums.Menu.SUDDEN_DEATH)
+
+
+@dataclass
+class FrameResult:
+    reward: float
+    hit: bool
+    damage_taken: float
+    damage_dealt: float
+    stocks_lost: int
+    stocks_taken: int
+    terminal: bool
+    truncated: bool
+
+
+class FrameRules:
+    """The arena's reward and episode rules, applied to libmelee GameStates frame by frame."""
+
+    def __init__(self, agent_port: int, opponent_port: int, reward: str, max_frames: int):
+        self.agent_port, self.opponent_port = agent_port, opponent_port
+        self.reward = check_reward(reward)
+        self.max_frames = max_frames
+        self.episode_frame = 0
+        self.episode_return = 0.0
+        self._prev: tuple[float, int, float, int] | None = None
+
+    def _read(self, gs: Any) -> tuple[float, int, float, int]:
+        a, o = gs.players[self.agent_port], gs.players[self.opponent_port]
+        return float(a.percent), int(a.stock), float(o.percent), int(o.stock)
+
+    def start(self, gs: Any) -> None:
+        """A new episode starts at this frame (nothing is scored for it)."""
+        self.episode_frame = 0
+        self.episode_return = 0.0
+        self._prev = self._read(gs)
+
+    def frame(self, gs: Any, noop: bool) -> FrameResult:
+        if self._prev is None:
+            self.start(gs)
+        pa, sa, po, so = self._prev  # type: ignore[misc]
+        a_pct, a_stock, o_pct, o_stock = self._read(gs)
+        self._prev = (a_pct, a_stock, o_pct, o_stock)
+        taken = max(0.0, a_pct - pa) if a_stock == sa else 0.0
+        dealt = max(0.0, o_pct - po) if o_stock == so else 0.0
+        lost, took = max(0, sa - a_stock), max(0, so - o_stock)
+        hit = a_pct > pa or a_stock < sa  # rewards.agent_hit, on plain numbers
+        self.episode_frame += 1
+        if self.reward == "untouchable":
+            standing = int(gs.players[self.agent_port].action.value) == STANDING
+            reward = (1.0 / 60.0) if (standing and noop) else 0.0
+            terminal = hit
+        else:
+            reward = 0.01 * (dealt - taken) + (took - lost)
+            terminal = a_stock <= 0 or o_stock <= 0
+        truncated = not terminal and self.episode_frame >= self.max_frames
+        self.episode_return += reward
+        return FrameResult(reward, hit, taken, dealt, lost, took, terminal, truncated)
+
+
+ConsoleFactory = Callable[[], Any]
+ControllerFactory = Callable[[Any, int], Any]
+
+
+class DolphinEnv:
+    """One Melee game in Dolphin with the arena's API (``num_envs`` = 1)."""
+
+    num_envs = 1
+
+    def __init__(self, cfg: DolphinConfig, cpu_level: int = 9, action_set: str = "untouchable",
+                 reward: str = "untouchable", max_frames: int = 3600, device: str | torch.device = "cpu",
+                 console_factory: ConsoleFactory | None = None, controller_factory: ControllerFactory | None = None,
+                 menus: bool = True, max_restarts: int = 20):
+        import melee  # noqa: PLC0415
+
+        if not 1 <= cpu_level <= 9:
+            raise ValueError(f"cpu_level must be 1-9, got {cpu_level}")
+        self.cfg, self.cpu_level = cfg, cpu_level
+        self.device = torch.device(device)
+        aset = get_action_set(action_set)
+        self.action_set = aset
+        self.num_actions = aset.num_actions
+        self.noop_index = aset.index("noop") if "noop" in aset.names else aset.index("none_neutral")
+        self.rules = FrameRules(cfg.agent_port, cfg.opponent_port, reward, max_frames)
+        try:
+            self.agent_character = melee.enums.Character[cfg.agent_character.upper()]
+            self.opponent_character = melee.enums.Character[cfg.opponent_character.upper()]
+            self.stage = melee.enums.Stage[cfg.stage.upper()]
+        except KeyError as e:
+            raise DolphinError(f"dolphin config names an unknown character or stage: {e.args[0]}") from None
+        if console_factory is None:
+            check_paths(cfg)
+        self._console_factory = console_factory or self._dolphin_console
+        self._controller_factory = controller_factory or (lambda console, port: melee.Controller(console, port))
+        self.menus = menus
+        self.max_restarts = max_restarts
+        self.restarts = 0
+        self.restart_log: list[str] = []
+        self.menu_helper = melee.MenuHelper()
+        self.prev_action = 0
+        self.gamestate: Any = None
+        self.console: Any = None
+        self._start()
+
+    # --- Dolphin process ---
+    def _dolphin_console(self) -> Any:
+        import melee  # noqa: PLC0415
+
+        return melee.Console(path=self.cfg.dolphin_path, blocking_input=True, tmp_home_directory=True,
+                             gfx_backend="Null" if self.cfg.headless else None, disable_audio=self.cfg.headless,
+                             fullscreen=False, save_replays=False)
+
+    def _start(self) -> None:
+        self.console = self._console_factory()
+        self.controller = self._controller_factory(self.console, self.cfg.agent_port)
+        self.cpu_controller = self._controller_factory(self.console, self.cfg.opponent_port)
+        if getattr(self.console, "is_dolphin", False):
+            self.console.run(iso_path=self.cfg.iso_path)
+            if not self.console.connect():
+                raise DolphinError(f"could not connect to Dolphin at {self.cfg.dolphin_path}")
+            for c in (self.controller, self.cpu_controller):
+                if not c.connect():
+                    raise DolphinError(f"could not plug a controller into port {c.port}")
+        elif hasattr(self.console, "connect"):
+            self.console.connect()
+        self._last_game_frame = time.monotonic()
+
+    def _restart(self, why: str) -> None:
+        self.restarts += 1
+        self.restart_log.append(why)
+        log.warning("Dolphin %s; restarting (restart %d)", why, self.restarts)
+        if self.restarts > self.max_restarts:
+            raise DolphinError(f"Dolphin failed {self.restarts} times; last: {why}")
+        try:
+            if hasattr(self.console, "stop"):
+                self.console.stop()
+        except Exception:  # noqa: BLE001 (it is already dead)
+            pass
+        self._start()
+
+    def _flush(self) -> None:
+        # A live console flushes its registered controllers in step(); others flush here.
+        registered = getattr(self.console, "controllers", [])
+        for c in (self.controller, self.cpu_controller):
+            if c not in registered:
+                c.flush()
+
+    def _next_game_frame(self) -> tuple[Any, bool]:
+        """Step to the next in-game frame; returns it and whether a game was left on the way."""
+        left_game = False
+        while True:
+            try:
+                gs = self.console.step()
+            except Exception as e:  # noqa: BLE001 (a broken pipe or socket from a dying Dolphin)
+                gs, why = None, f"raised {type(e).__name__}: {e}"
+            else:
+                why = "stopped answering (no game state)"
+            if gs is None:
+                self._restart(why)
+                left_game = True
+                continue
+            if in_game(gs) and self.rules.agent_port in gs.players and self.rules.opponent_port in gs.players:
+                self._last_game_frame = time.monotonic()
+                return gs, left_game
+            left_game = True
+            if time.monotonic() - self._last_game_frame > 180:
+                self._restart("stuck in menus for 3 minutes")
+                continue
+            if self.menus:
+                self.menu_helper.menu_helper_simple(gs, self.controller, self.agent_character, self.stage, "",
+                                                    cpu_level=0, costume=0, autostart=False, swag=False)
+                self.menu_helper.menu_helper_simple(gs, self.cpu_controller, self.opponent_character, self.stage, "",
+                                                    cpu_level=self.cpu_level, costume=1, autostart=True, swag=False)
+                self._flush()
+
+    def _obs(self, gs: Any) -> np.ndarray:
+        return encode_gamestate(gs, self.rules.agent_port, self.rules.opponent_port, self.prev_action,
+                                self.num_actions)
+
+    # --- the arena's API ---
+    def reset(self) -> torch.Tensor:
+        gs, _ = self._next_game_frame()
+        self.gamestate = gs
+        self.rules.start(gs)
+        self.prev_action = 0
+        return torch.as_tensor(self._obs(gs), device=self.device).unsqueeze(0)
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        a = int(torch.as_tensor(actions).view(-1)[0])
+        if not 0 <= a < self.num_actions:
+            raise ValueError(f"actions must be in [0, {self.num_actions})")
+        frames = self.action_set.actions[a].frames
+        noop = a == self.noop_index
+        total = FrameResult(0.0, False, 0.0, 0.0, 0, 0, False, False)
+        played = 0
+        for frame in frames:
+            apply_frame(self.controller, frame)
+            self._flush()
+            gs, left_game = self._next_game_frame()
+            if left_game:  # the game ended (or Dolphin restarted) mid-episode: cut it here
+                total.truncated = not total.terminal
+                self.gamestate = gs
+                break
+            self.gamestate = gs
+            r = self.rules.frame(gs, noop)
+            played += 1
+            total.reward += r.reward
+            total.hit |= r.hit
+            total.damage_taken += r.damage_taken
+            total.damage_dealt += r.damage_dealt
+            total.stocks_lost += r.stocks_lost
+            total.stocks_taken += r.stocks_taken
+            if r.terminal or r.truncated:
+                total.terminal, total.truncated = r.terminal, r.truncated
+                break
+        self.prev_action = a
+        done = total.terminal or total.truncated
+        obs = self._obs(self.gamestate)
+        t = lambda v, dt=torch.float32: torch.tensor([v], dtype=dt, device=self.device)  # noqa: E731
+        info = {"hit": t(total.hit, torch.bool), "terminal": t(total.terminal, torch.bool),
+                "truncated": t(total.truncated, torch.bool), "frames": t(played, torch.long),
+                "episode_frame": t(self.rules.episode_frame, torch.long),
+                "episode_return": t(self.rules.episode_return), "damage_taken": t(total.damage_taken),
+                "damage_dealt": t(total.damage_dealt), "stocks_lost": t(total.stocks_lost, torch.long),
+                "stocks_taken": t(total.stocks_taken, torch.long), "restarts": self.restarts,
+                "final_obs": torch.as_tensor(obs, device=self.device).unsqueeze(0)}
+        if done:
+            # The next episode starts on the next frame of the same (or a new) game.
+            self.rules.start(self.gamestate)
+            self.prev_action = 0
+            obs = self._obs(self.gamestate)
+        return (torch.as_tensor(obs, device=self.device).unsqueeze(0), t(total.reward), t(done, torch.bool), info)
+
+    def close(self) -> None:
+        try:
+            if self.console is not None and hasattr(self.console, "stop"):
+                self.console.stop()
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,195 @@
+"""The Dolphin worker's frame loop, driven by real Slippi replays through libmelee's file console.
+
+Everything but the emulator runs: `DolphinEnv` steps a real `melee.Console` (reading a `.slp`),
+encodes each frame, plays the chosen actions into a real `melee.Controller` whose pipe records
+them, and scores frames with the arena's rules. The results are checked against libmelee's own
+values on the same frames. `pytest -k dolphin` selects these tests.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import melee
+import pytest
+import torch
+
+from melee_agent.actions import get_action_set
+from melee_agent.config import DolphinConfig, load_config
+from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths
+from melee_agent.slp import game_ports, read_gamestates
+from melee_agent.state import encode_gamestate
+from tests.conftest import READABLE_REPLAYS, replay_path
+from tests.recording_controller import held, recording_controller
+
+
+class ReplayOver(Exception):
+    pass
+
+
+def replay_env(path: Path, reward: str = "untouchable", max_frames: int = 3600, consoles: int = 1,
+               die_after: int | None = None) -> tuple[DolphinEnv, list]:
+    """A DolphinEnv on the replay's file console; a second console (a "restart") ends the test."""
+    states = read_gamestates(path)
+    ports = game_ports(states[-1])
+    made: list = []
+
+    def console():
+        if len(made) >= consoles:
+            raise ReplayOver
+        c = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True)
+        if die_after is not None and not made:
+            real_step, count = c.step, [0]
+
+            def step():
+                count[0] += 1
+                return None if count[0] > die_after else real_step()
+            c.step = step
+        made.append(c)
+        return c
+
+    cfg = DolphinConfig(agent_port=ports[0], opponent_port=ports[1])
+    env = DolphinEnv(cfg, cpu_level=9, action_set="untouchable", reward=reward, max_frames=max_frames,
+                     console_factory=console, controller_factory=lambda console, port: recording_controller(port),
+                     menus=False)
+    return env, states
+
+
+def play_all(env: DolphinEnv, actions) -> list[tuple]:
+    out = []
+    obs = env.reset()
+    out.append(("reset", obs, None, None, None))
+    try:
+        for a in actions:
+            obs, r, done, info = env.step(torch.tensor([a]))
+            out.append((a, obs, r.item(), done.item(), info))
+    except ReplayOver:
+        pass
+    return out
+
+
+@pytest.mark.parametrize("name", READABLE_REPLAYS)
+def test_dolphin_loop_states_hits_and_rewards_match_the_recorded_game(name):
+    path = replay_path(name)
+    env, states = replay_env(path, reward="untouchable", max_frames=10**9)
+    a_port, o_port = env.rules.agent_port, env.rules.opponent_port
+    steps = play_all(env, [0] * (len(states) + 5))  # noop: one frame per step
+    played = steps[1:]
+    assert len(played) == len(states) - 1  # every frame after the first, then the replay ends
+    hits_seen, rewards_seen = 0, 0.0
+    prev = 0
+    for i, (a, obs, r, done, info) in enumerate(played, start=1):
+        gs, before = states[i], states[i - 1]
+        expected_hit = (gs.players[a_port].percent > before.players[a_port].percent
+                        or gs.players[a_port].stock < before.players[a_port].stock)
+        assert info["hit"].item() == expected_hit, f"{name} frame {i}"
+        assert done == expected_hit and info["terminal"].item() == expected_hit
+        standing = gs.players[a_port].action == melee.enums.Action.STANDING
+        assert r == pytest.approx(1 / 60 if standing else 0.0)
+        # The state the agent sees after the step is libmelee's frame, encoded with the table.
+        want = encode_gamestate(gs, a_port, o_port, 0 if done else prev, 5)
+        assert torch.allclose(obs[0], torch.as_tensor(want)), f"{name} frame {i}"
+        prev = 0
+        hits_seen += expected_hit
+        rewards_seen += r
+    # The replays hold hits (libmelee_test_game_1: a stock is lost; pyslippi: all four).
+    if name in ("libmelee_test_game_1.slp", "pyslippi_game.slp"):
+        assert hits_seen > 0
+    assert env.restarts == 1  # the replay's end looks like a Dolphin that stopped answering
+
+
+def test_dolphin_loop_plays_each_macro_frame_into_the_controller():
+    path = replay_path("pyslippi_game.slp")
+    env, states = replay_env(path, reward="damage", max_frames=10**9)
+    aset = get_action_set("untouchable")
+    plan = [1, 0, 2, 0, 4, 3, 0, 0] * 5
+    steps = play_all(env, plan)
+    frames = env.controller.pipe.frames
+    want = [f for a, *_ in steps[1:] for f in aset.actions[a].frames[: _[3]["frames"].item()]]
+    assert len(frames) == len(want) == sum(s[4]["frames"].item() for s in steps[1:])
+    for got, f in zip(frames, want):
+        h = held(got)
+        assert h["buttons"] == set(f.buttons)
+        # libmelee maps the stick onto the controller's analog grid; the direction is what must match
+        assert [round(v - 0.5, 1) != 0 and (v > 0.5) for v in h["main"]] == \
+            [round(v - 0.5, 1) != 0 and (v > 0.5) for v in f.main_stick]
+        assert [round(v - 0.5, 1) < 0 for v in h["main"]] == [round(v - 0.5, 1) < 0 for v in f.main_stick]
+    assert [s[4]["frames"].item() for s in steps[1:6]] == [22, 1, 32, 1, 6]
+
+
+def test_dolphin_loop_damage_reward_and_stock_counts_follow_libmelee():
+    path = replay_path("pyslippi_game.slp")
+    env, states = replay_env(path, reward="damage", max_frames=10**9)
+    a, o = env.rules.agent_port, env.rules.opponent_port
+    steps = play_all(env, [0] * len(states))
+    total = sum(s[2] for s in steps[1:])
+    lost = sum(s[4]["stocks_lost"].item() for s in steps[1:])
+    took = sum(s[4]["stocks_taken"].item() for s in steps[1:])
+    first, last = states[0].players, states[len(steps) - 1].players
+    assert lost == first[a].stock - last[a].stock and took == first[o].stock - last[o].stock
+    assert lost + took > 0
+    taken = sum(s[4]["damage_taken"].item() for s in steps[1:])
+    dealt = sum(s[4]["damage_dealt"].item() for s in steps[1:])
+    assert total == pytest.approx(0.01 * (dealt - taken) + (took - lost), abs=1e-6)
+
+
+def test_dolphin_loop_cuts_an_episode_at_max_frames_without_a_hit():
+    path = replay_path("slippijs_lCancel.slp")  # Mario vs Falco: nobody is hit early on
+    env, _ = replay_env(path, max_frames=50)
+    steps = play_all(env, [0] * 120)
+    ends = [i for i, s in enumerate(steps[1:], start=1) if s[3]]
+    assert ends and ends[0] == 50
+    info = steps[50][4]
+    assert info["truncated"].item() and not info["terminal"].item() and info["episode_frame"].item() == 50
+    assert steps[51][4]["episode_frame"].item() == 1  # the next episode started on the next frame
+
+
+def test_dolphin_restarts_a_console_that_stops_answering_and_keeps_going():
+    path = replay_path("libmelee_test_game_1.slp")
+    env, states = replay_env(path, consoles=2, die_after=100, max_frames=10**9)
+    steps = play_all(env, [0] * 400)
+    assert env.restarts == 1 and "stopped answering" in env.restart_log[0]
+    assert len(steps) - 1 == 400  # play went on in the restarted console
+    cut = [s for s in steps[1:] if s[4]["truncated"].item()]
+    assert len(cut) == 1  # the episode in flight was cut at the restart
+
+
+def test_dolphin_paths_missing_or_wrong_give_one_line_saying_what_to_set(tmp_path):
+    with pytest.raises(DolphinError, match="dolphin.dolphin_path is not set"):
+        check_paths(DolphinConfig())
+    with pytest.raises(DolphinError, match="does not exist"):
+        check_paths(DolphinConfig(dolphin_path=str(tmp_path / "nope")))
+    with pytest.raises(DolphinError, match="dolphin.iso_path is not set"):
+        check_paths(DolphinConfig(dolphin_path=str(tmp_path)))
+    with pytest.raises(DolphinError, match="not a file"):
+        check_paths(DolphinConfig(dolphin_path=str(tmp_path), iso_path=str(tmp_path / "melee.iso")))
+    cfg = load_config("dolphin")
+    assert cfg.env.env == "dolphin" and cfg.dolphin.cpu_level == 9
+
+
+def test_dolphin_eval_cli_without_paths_prints_what_to_set():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "melee_agent_cli.main", "eval", "--config", "dolphin", "--env",
+                           "dolphin", "--policy", "noop", "--episodes", "1"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent, timeout=120)
+    assert proc.returncode == 2 and "dolphin.dolphin_path is not set" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(not (os.environ.get("MELEE_ISO") and os.environ.get("DOLPHIN_PATH")),
+                    reason="real Dolphin test: set MELEE_ISO and DOLPHIN_PATH to run it")
+def test_dolphin_real_game_against_the_level_9_cpu():
+    cfg = load_config("dolphin", [f"dolphin.iso_path={os.environ['MELEE_ISO']}",
+                                  f"dolphin.dolphin_path={os.environ['DOLPHIN_PATH']}"])
+    env = DolphinEnv(cfg.dolphin, cpu_level=9, action_set="untouchable", reward="untouchable", max_frames=600)
+    try:
+        obs = env.reset()
+        assert obs.shape == (1, 27)
+        for _ in range(200):
+            obs, _, _, info = env.step(torch.tensor([0]))
+            assert bool(((obs >= 0) & (obs <= 1)).all())
+    finally:
+        env.close()
