@@ -190,6 +190,10 @@ def run(args: argparse.Namespace) -> int:
                 data, _, _ = client.model(None)
                 r = evals.run(data, cfg.train.progress_eval_episodes, (now - t0) / 60, _status_steps(client))
                 last_eval = f"{r['untouched_share']:.0%} (v{r['model_version']})"
+                if args.no_progress:
+                    print(f"[{(now - t0) / 60:4.1f} min] model v{r['model_version']} (step {r['train_step']:,}): "
+                          f"untouched {r['untouched_share']:.0%} of {r['episodes']} episodes vs level "
+                          f"{cfg.env.cpu_level}", flush=True)
                 next_eval = now + cfg.train.eval_every_minutes * 60
             if bar is not None:
                 st = client.status()

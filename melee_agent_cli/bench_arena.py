@@ -1,0 +1,89 @@
+"""`melee-agent bench arena`: game frames per second summed over environments.
+
+Three loops per batch size B: noop actions through ``step`` (one 1-frame macro per call), random
+actions through ``step_async`` (every environment advances every frame), and Dueling DQN action
+selection (argmax over Q for all B states every call) through ``step_async``. One Dolphin at
+full speed plays 60 frames per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import torch
+
+TARGET_NOOP = 1_000_000  # frames/s at B = 4,096 with noop actions
+TARGET_DQN = 200_000  # frames/s with Dueling DQN selection in the loop
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--envs", default="1,64,1024,4096", help="comma-separated batch sizes (default: %(default)s)")
+    p.add_argument("--seconds", type=float, default=3.0, help="measured time per loop (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="B = 1 and 64, 0.5 s each (for tests)")
+
+
+@torch.inference_mode()
+def _measure(B: int, kind: str, seconds: float, device: str) -> dict[str, float]:
+    from melee_agent.arena import Arena  # noqa: PLC0415
+    from melee_agent.model import DuelingDQN  # noqa: PLC0415
+
+    env = Arena(B, cpu_level=9, device=device, seed=0)
+    obs = env.reset()
+    model = DuelingDQN(num_actions=env.num_actions).to(device).eval()
+    gen = torch.Generator(device=device).manual_seed(0)
+    zeros = torch.zeros(B, dtype=torch.long, device=device)
+
+    def one() -> int:
+        nonlocal obs
+        if kind == "noop":
+            obs, _, _, info = env.step(zeros)
+            return B
+        if kind == "random":
+            a = torch.randint(0, env.num_actions, (B,), generator=gen, device=device)
+        else:
+            a = model(obs).argmax(1)
+        obs, _, _, info = env.step_async(a)
+        return B * int(info["frames"].min())  # frames this call advanced every environment
+
+    for _ in range(5):
+        one()
+    frames, calls = 0, 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        frames += one()
+        calls += 1
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    return {"envs": B, "loop": kind, "frames_per_s": frames / dt, "ms_per_call": 1e3 * dt / calls,
+            "x_one_dolphin": frames / dt / 60.0}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    sizes = [1, 64] if args.quick else [int(x) for x in args.envs.split(",")]
+    seconds = 0.5 if args.quick else args.seconds
+    if any(b <= 0 for b in sizes):
+        raise ValueError(f"--envs must be positive batch sizes, got {args.envs}")
+    rows = [_measure(B, kind, seconds, args.device) for B in sizes for kind in ("noop", "random", "dqn")]
+    print(f"arena game frames per second, summed over environments ({args.device}, "
+          f"{torch.get_num_threads()} threads; one Dolphin = 60 frames/s)")
+    print(f"{'envs':>6}  {'noop':>12}  {'random':>12}  {'dqn':>12}  {'ms/call (noop)':>14}")
+    by = {(r["envs"], r["loop"]): r for r in rows}
+    for B in sizes:
+        print(f"{B:>6}  {by[(B, 'noop')]['frames_per_s']:>12,.0f}  {by[(B, 'random')]['frames_per_s']:>12,.0f}  "
+              f"{by[(B, 'dqn')]['frames_per_s']:>12,.0f}  {by[(B, 'noop')]['ms_per_call']:>14.2f}")
+    best_noop = max(r["frames_per_s"] for r in rows if r["loop"] == "noop")
+    best_dqn = max(r["frames_per_s"] for r in rows if r["loop"] == "dqn")
+    targets = {
+        "noop_frames_per_s_at_4096": {"target": TARGET_NOOP, "measured": by.get((4096, "noop"), {}).get("frames_per_s"),
+                                      "met": by.get((4096, "noop"), {}).get("frames_per_s", 0) >= TARGET_NOOP},
+        "dqn_frames_per_s_best": {"target": TARGET_DQN, "measured": best_dqn, "met": best_dqn >= TARGET_DQN},
+    }
+    for name, t in targets.items():
+        m = t["measured"]
+        print(f"target {name}: {t['target']:,} -> {'n/a' if m is None else f'{m:,.0f}'} "
+              f"({'met' if t['met'] else 'NOT met'})")
+    return {"device": args.device, "threads": torch.get_num_threads(), "results": rows, "targets": targets,
+            "best_noop_frames_per_s": best_noop}
