@@ -169,6 +169,9 @@ def run(args: argparse.Namespace) -> int:
             if time.monotonic() > deadline_ready:
                 raise CommandError(f"the manager did not become ready in 180 s:\n{_tail(manager_log)}")
             time.sleep(0.5)
+        # The untrained network's score starts the learning curve (it is hit within a second).
+        data, _, _ = client.model(None)
+        evals.run(data, cfg.train.progress_eval_episodes, 0.0, 0)
         fleet.start()
         t0 = time.monotonic()
         end = t0 + minutes * 60

@@ -116,12 +116,14 @@ class CpuLevel:
 CPU_LEVELS = {
     lvl: CpuLevel(
         reaction=int(round(np.interp(lvl, [1, 9], [30, 1]))),
-        aggression=float(np.interp(lvl, [1, 9], [0.01, 0.35])),
+        # Geometric from level 1 to 8 (each level ~1.4x as eager), then level 9's relentless CPU.
+        aggression=float(np.exp(np.interp(lvl, [1, 8, 9], np.log([0.0003, 0.0035, 0.35])))),
         accuracy=float(np.interp(lvl, [1, 9], [0.35, 1.0])),
-        punish=float(np.interp(lvl, [1, 4, 9], [0.0, 0.0, 1.0])),
+        # Punishing end lag: never at level 1, rare below 8, always at 9.
+        punish=0.0 if lvl == 1 else float(np.exp(np.interp(lvl, [2, 8, 9], np.log([0.0001, 0.003, 1.0])))),
         approach=float(np.interp(lvl, [1, 9], [0.3, 1.0])),
         recover=int(round(np.interp(lvl, [1, 9], [30, 5]))),
-        rest=int(round(np.interp(lvl, [1, 9], [90, 4]))),
+        rest=int(round(np.exp(np.interp(lvl, [1, 9], np.log([600, 4]))))),
     )
     for lvl in range(1, 10)
 }
