@@ -62,8 +62,13 @@ class Arena:
         self.level["smart"] = torch.tensor(cpu_level >= 7, device=self.device)
         self._raw_idx = torch.tensor(_RAW_COLUMNS, device=self.device)
         self._spawn_x = torch.tensor([-40.0, 40.0], device=self.device)  # guess: respawn spots
-        self.S = torch.zeros(num_envs, 2, P.N, device=self.device)
-        self.En = torch.zeros(num_envs, _E_COLUMNS, device=self.device)
+        # Field-major storage: S[..., col] and En[:, col] (what the simulator touches hundreds of
+        # times a frame) are contiguous, so each elementwise op streams memory; S and En stay
+        # [B, 2, N] and [B, N] views for callers.
+        self._fields = torch.zeros(P.N, num_envs, 2, device=self.device)
+        self.S = self._fields.permute(1, 2, 0)
+        self._env_fields = torch.zeros(_E_COLUMNS, num_envs, device=self.device)
+        self.En = self._env_fields.t()
         self.En[:, E.ENV_ID] = torch.arange(num_envs, device=self.device, dtype=torch.float32)
         self.En[:, E.EPISODE] = -1
         self._all = torch.ones(num_envs, dtype=torch.bool, device=self.device)

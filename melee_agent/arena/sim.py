@@ -229,8 +229,7 @@ def _physics(S: torch.Tensor, T: Tables) -> None:
     mdir = torch.where(back, -S[..., P.FACE], S[..., P.FACE])
     # Moves carry their own movement (framedata locomotion); otherwise ground friction applies.
     vx = torch.where(in_move & ground, 0.0, S[..., P.VX])
-    grav = torch.tensor([d.FOX.gravity, d.MARTH.gravity], device=S.device)
-    term = torch.tensor([d.FOX.terminal, d.MARTH.terminal], device=S.device)
+    grav, term = T.gravity, T.terminal
     # Position moves with this frame's speed, then gravity acts (libmelee's dj_height integrates
     # the same way: distance += speed; speed -= gravity).
     vy_now = torch.where(ground, 0.0, S[..., P.VY])

@@ -59,6 +59,8 @@ class Tables:
     intang_hi: torch.Tensor
     weight: torch.Tensor  # [2]
     height: torch.Tensor  # [2]
+    gravity: torch.Tensor  # [2]
+    terminal: torch.Tensor  # [2]
 
 
 def build_tables(device: torch.device) -> Tables:
@@ -97,6 +99,7 @@ def build_tables(device: torch.device) -> Tables:
         kb_growth=moves_attr("kb_growth"), angle=moves_attr("angle"), first_active=t(first),
         last_active=t(last), reach=t(reach), intang_lo=t(lo), intang_hi=t(hi),
         weight=t([d.FOX_WEIGHT, d.MARTH_WEIGHT]), height=t([d.FOX_HEIGHT, d.MARTH_HEIGHT]),
+        gravity=t([d.FOX.gravity, d.MARTH.gravity]), terminal=t([d.FOX.terminal, d.MARTH.terminal]),
     )
 
 
