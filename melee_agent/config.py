@@ -92,6 +92,7 @@ class TrainConfig:
     eval_every_minutes: float = 5.0
     eval_episodes: int = 200  # the final evaluation (the paper's metric over 200 episodes)
     progress_eval_episodes: int = 50  # the periodic ones during training (they share the CPU)
+    keep_best: bool = True  # model.safetensors is the best periodically evaluated model (the last is kept too)
 
 
 @dataclass

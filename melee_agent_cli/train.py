@@ -63,7 +63,7 @@ class Evaluations:
         self.points: list[dict[str, Any]] = []
 
     def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
-            seed: int = 12_345) -> dict[str, Any]:
+            seed: int = 12_345, record: bool = True) -> dict[str, Any]:
         import torch  # noqa: PLC0415
 
         from melee_agent.envs import make_env  # noqa: PLC0415
@@ -85,6 +85,7 @@ class Evaluations:
         r = {"policy": policy, "cpu_level": cfg.env.cpu_level, **r}
         if policy == "model":
             r.update(model_version=int(meta["version"]), train_step=int(meta["train_step"]), minutes=round(minutes, 2))
+        if policy == "model" and record:
             for k in ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "stocks_lost"):
                 self.writer.add_scalar(f"eval/{k}", r[k], step)
             self.writer.flush()
@@ -177,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         end = t0 + minutes * 60
         next_eval = t0 + cfg.train.eval_every_minutes * 60
         last_eval = "-"
+        best: tuple[dict[str, Any], bytes] | None = None
         bar = None
         if not args.no_progress:
             from tqdm import tqdm  # noqa: PLC0415
@@ -192,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
             if now >= next_eval and now + 30 < end:
                 data, _, _ = client.model(None)
                 r = evals.run(data, cfg.train.progress_eval_episodes, (now - t0) / 60, _status_steps(client))
+                best = _better(best, r, data)
                 last_eval = f"{r['untouched_share']:.0%} (v{r['model_version']})"
                 if args.no_progress:
                     print(f"[{(now - t0) / 60:4.1f} min] model v{r['model_version']} (step {r['train_step']:,}): "
@@ -207,10 +210,10 @@ def run(args: argparse.Namespace) -> int:
             bar.close()
         fleet.stop()
         data, _, _ = client.model(None)
-        atomic_write_bytes(run_dir / "model.safetensors", data)
+        atomic_write_bytes(run_dir / "model-last.safetensors", data)
         status = client.status()
         print(f"training done: {status.get('train_steps', 0):,} steps, {status.get('rows_accepted', 0):,} rows, "
-              f"model v{status.get('model_version', 0)}; evaluating {cfg.train.eval_episodes} episodes...")
+              f"model v{status.get('model_version', 0)}")
     finally:
         fleet.stop()
         if manager.poll() is None:
@@ -220,10 +223,22 @@ def run(args: argparse.Namespace) -> int:
             except subprocess.TimeoutExpired:
                 manager.kill()
     minutes_done = minutes
-    r = evals.run(data, cfg.train.eval_episodes, minutes_done, int(status.get("train_steps", 0)))
+    # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
+    # last one is scored the same way first); DQN's greedy policy can swing between snapshots.
+    last = evals.run(data, cfg.train.progress_eval_episodes, minutes_done, int(status.get("train_steps", 0)))
+    chosen, chosen_data = last, data
+    if cfg.train.keep_best:
+        chosen, chosen_data = _better(best, last, data)
+    atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
+    print(f"kept model v{chosen['model_version']} ({chosen['untouched_share']:.0%} in its {chosen['episodes']}-episode "
+          f"check; the last, v{last['model_version']}, had {last['untouched_share']:.0%}); "
+          f"evaluating it over {cfg.train.eval_episodes} new episodes...")
+    r = evals.run(chosen_data, cfg.train.eval_episodes, minutes_done, int(status.get("train_steps", 0)), seed=777,
+                  record=False)
     baselines = {p: evals.run(b"", cfg.train.eval_episodes, minutes_done, 0, policy=p) for p in ("noop", "random")}
     evals.close()
-    final = {**r, "baselines": baselines, "run_dir": str(run_dir), "curve": evals.points}
+    final = {**r, "baselines": baselines, "run_dir": str(run_dir), "curve": evals.points,
+             "kept": "last" if chosen is last else "best", "last_model_check": last}
     atomic_write_json(run_dir / "eval.json", final)
     evals.plot(run_dir / "learning_curve.png", {f"{k} ({v['untouched_share']:.0%})": v["untouched_share"]
                                                  for k, v in baselines.items()})
@@ -236,6 +251,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         atomic_write_json(args.json, final)
     return 0
+
+
+def _better(best: tuple[dict[str, Any], bytes] | None, r: dict[str, Any], data: bytes) -> tuple[dict[str, Any], bytes]:
+    """The better of two evaluated models: more untouched episodes, then a later first hit."""
+    if best is None:
+        return r, data
+    key = lambda x: (x["untouched_share"], x["mean_seconds_to_first_hit"])  # noqa: E731
+    return (r, data) if key(r) >= key(best[0]) else best
 
 
 def _status_steps(client: Any) -> int:

@@ -105,6 +105,8 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
     assert result["episodes"] == 6 and result["cpu_level"] == 9
     assert set(result["baselines"]) == {"noop", "random"}
     assert (run_dir / "model.safetensors").stat().st_size > 100_000
+    assert (run_dir / "model-last.safetensors").exists() and result["kept"] in ("best", "last")
+    assert result["last_model_check"]["episodes"] == 4
     assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert any(t.startswith("eval/") for t in _scalar_tags(run_dir))
     assert "untouched" in proc.stdout
