@@ -10,8 +10,6 @@ up front and nothing grows per request).
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -53,34 +51,22 @@ def _batch(rows: int, seed: int) -> bytes:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import httpx  # noqa: PLC0415
 
-    from melee_agent_cli.train import free_port  # noqa: PLC0415
+    from melee_agent_cli.manager_process import ManagerProcess  # noqa: PLC0415
 
     seconds = 5.0 if args.quick else args.seconds
     if args.uploaders < 1 or args.rows < 1 or seconds <= 0:
         raise ValueError("--uploaders, --rows and --seconds must be positive")
     capacity = 50_000 if args.quick else 1_000_000
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     run_dir = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
-    cmd = [sys.executable, "-m", "melee_agent_cli.main", "manager", "--config", args.config, "--run-dir", str(run_dir),
-           "--port", str(port), "--device", args.device, "--set", f"replay.capacity={capacity}",
-           "--set", "manager.burn_in=10000", "--set", "manager.max_train_per_row=1000",
-           "--set", f"manager.max_upload_rows={max(args.rows, 2000)}", *sum((["--set", s] for s in args.set), [])]
-    log = open(run_dir / "manager.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    flags = ["--config", args.config, "--device", args.device, "--set", f"replay.capacity={capacity}",
+             "--set", "manager.burn_in=10000", "--set", "manager.max_train_per_row=1000",
+             "--set", f"manager.max_upload_rows={max(args.rows, 2000)}", *sum((["--set", s] for s in args.set), [])]
+    manager = ManagerProcess(flags, run_dir, run_dir / "manager.log")
+    url = manager.url
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"manager exited: {(run_dir / 'manager.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("manager not ready in 120 s")
-            time.sleep(0.3)
+        manager.start()
+        proc = manager.proc
+        assert proc is not None
         payloads = [_batch(args.rows, i) for i in range(args.uploaders)]
         accepted = [0] * args.uploaders
         busy = [0] * args.uploaders
@@ -115,12 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         dt = time.perf_counter() - t0
         status1 = httpx.get(f"{url}/v1/status").json()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        manager.stop()
     if errors:
         raise RuntimeError(f"uploads failed: {errors[0]}")
     rows_per_s = sum(accepted) / dt

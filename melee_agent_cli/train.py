@@ -13,16 +13,13 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from melee_agent.config import Config, atomic_write_bytes, atomic_write_json
-from melee_agent_cli.common import CommandError, add_common, config_from_args
+from melee_agent_cli.common import add_common, config_from_args
+from melee_agent_cli.manager_process import ManagerProcess
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,12 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=0, help="manager port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
     p.set_defaults(func=run)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def default_run_dir(cfg: Config) -> Path:
@@ -121,16 +112,7 @@ class Evaluations:
         self.writer.close()
 
 
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
 def run(args: argparse.Namespace) -> int:
-    import httpx  # noqa: PLC0415
-
     from workers.client import ManagerClient  # noqa: PLC0415
     from workers.launch_local import LocalFleet  # noqa: PLC0415
 
@@ -144,32 +126,15 @@ def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir) if args.run_dir else default_run_dir(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "logs").mkdir(exist_ok=True)
-    port = args.port or free_port()
-    url = f"http://127.0.0.1:{port}"
     token = os.environ.get("MELEE_AGENT_TOKEN")
-    manager_log = run_dir / "logs" / "manager.log"
-    cmd = [sys.executable, "-m", "melee_agent_cli.main", "manager", *_sets(args), "--run-dir", str(run_dir),
-           "--host", "127.0.0.1", "--port", str(port)]
+    manager = ManagerProcess(_sets(args), run_dir, run_dir / "logs" / "manager.log", port=args.port)
+    url = manager.url
     print(f"run folder: {run_dir}   watch: tensorboard --logdir {run_dir.parent}")
-    with open(manager_log, "ab") as log:
-        manager = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     client = ManagerClient(url, token=token)
     fleet = LocalFleet(url, n_workers, _sets(args), log_dir=run_dir / "logs")
     evals = Evaluations(cfg, run_dir, args.device)
-    final: dict[str, Any] = {}
     try:
-        deadline_ready = time.monotonic() + 180
-        while True:
-            if manager.poll() is not None:
-                raise CommandError(f"the manager exited with code {manager.returncode}:\n{_tail(manager_log)}")
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:  # not listening yet
-                pass
-            if time.monotonic() > deadline_ready:
-                raise CommandError(f"the manager did not become ready in 180 s:\n{_tail(manager_log)}")
-            time.sleep(0.5)
+        manager.start()
         # The untrained network's score starts the learning curve (it is hit within a second).
         data, _, _ = client.model(None)
         evals.run(data, cfg.train.progress_eval_episodes, 0.0, 0)
@@ -187,8 +152,7 @@ def run(args: argparse.Namespace) -> int:
                        bar_format="{desc} {bar} {elapsed}<{remaining} {postfix}")
         while time.monotonic() < end:
             time.sleep(min(2.0, max(0.0, end - time.monotonic())))
-            if manager.poll() is not None:
-                raise CommandError(f"the manager exited with code {manager.returncode}:\n{_tail(manager_log)}")
+            manager.check()
             fleet.poll()
             now = time.monotonic()
             if now >= next_eval and now + 30 < end:
@@ -216,12 +180,7 @@ def run(args: argparse.Namespace) -> int:
               f"model v{status.get('model_version', 0)}")
     finally:
         fleet.stop()
-        if manager.poll() is None:
-            manager.send_signal(signal.SIGINT)  # the manager checkpoints and flushes TensorBoard on the way out
-            try:
-                manager.wait(60)
-            except subprocess.TimeoutExpired:
-                manager.kill()
+        manager.stop()
     minutes_done = minutes
     # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
     # last one is scored the same way first); DQN's greedy policy can swing between snapshots.

@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,13 +84,11 @@ class SegmentPlayer:
 
     @torch.inference_mode()
     def play(self, model: DuelingDQN, frames_per_env: int, max_steps: int | None = None) -> tuple[torch.Tensor, SegmentStats]:
-        """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` calls).
+        """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` decisions).
 
         Environments with ``step_async`` (the arena) decide asynchronously, so none waits for
         another's macro; each environment's transitions are then turned into n-step rows alone.
         """
-        import time
-
         t0 = time.perf_counter()
         env, stats = self.env, SegmentStats()
         step = getattr(env, "step_async", None) or env.step
