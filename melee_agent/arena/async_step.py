@@ -25,10 +25,41 @@ from typing import Any
 import torch
 
 from melee_agent.arena.sim import game_frame
-from melee_agent.arena.tables import AGENT, CPU, E, P
+from melee_agent.arena.tables import AGENT, CPU, E, P, Tables
 from melee_agent.rewards import damage_reward, standing_noop_reward
 
-_ACC = ("reward", "frames", "damage_taken", "damage_dealt", "stocks_lost", "stocks_taken")
+# Rows of the per-environment accumulator: what a macro has gathered so far.
+REWARD, FRAMES, TAKEN, DEALT, LOST, TOOK, HIT = range(7)
+
+
+def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, acc: torch.Tensor, cur: torch.Tensor,
+                mf: torch.Tensor, table: torch.Tensor, lengths: torch.Tensor, noop_index: int, T: Tables,
+                level: dict[str, torch.Tensor], seed: int, spawn_x: torch.Tensor, untouchable: bool,
+                max_frames: int) -> tuple[torch.Tensor, ...]:
+    """One frame of every environment's current macro, and what it adds to the macro's totals.
+
+    Pure apart from the state it advances (``fields``, ``env_fields``), so ``torch.compile`` can
+    fuse it whole. Returns ``(acc, mf, ready, done, terminal, truncated)``.
+    """
+    ctrl = table[cur, mf]
+    damage, ko = game_frame(fields, env_fields, ctrl, T, level, seed, spawn_x)
+    mf = mf + 1
+    hit_now = (damage[:, AGENT] > 0) | ko[:, AGENT]
+    agent_act = fields[P.ACT, AGENT]
+    if untouchable:
+        r = standing_noop_reward(agent_act, cur == noop_index)
+        end = hit_now
+    else:
+        r = damage_reward(damage[:, CPU], damage[:, AGENT], ko[:, CPU], ko[:, AGENT])
+        end = (fields[P.STOCK, AGENT] <= 0) | (fields[P.STOCK, CPU] <= 0)
+    add = torch.stack((r, torch.ones_like(r), damage[:, AGENT], damage[:, CPU], ko[:, AGENT].float(),
+                       ko[:, CPU].float(), hit_now.float()))
+    acc = acc + add
+    acc[HIT] = acc[HIT].clamp(max=1.0)
+    cut = ~end & (env_fields[E.EP_FRAME] >= max_frames)
+    done = end | cut
+    ready = done | (mf >= lengths[cur])
+    return acc, mf, ready, done, end, cut
 
 
 def _init_async(env: Any) -> None:
@@ -36,8 +67,7 @@ def _init_async(env: Any) -> None:
     env._ready = torch.ones(B, dtype=torch.bool, device=dev)
     env._cur = torch.zeros(B, dtype=torch.long, device=dev)
     env._mf = torch.zeros(B, dtype=torch.long, device=dev)
-    env._acc = {k: torch.zeros(B, device=dev) for k in _ACC}
-    env._acc_hit = torch.zeros(B, dtype=torch.bool, device=dev)
+    env._acc = torch.zeros(HIT + 1, B, device=dev)
 
 
 @torch.inference_mode()
@@ -54,57 +84,27 @@ def step_async(env: Any, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     actions = torch.as_tensor(actions, device=env.device).long().view(-1)
     if actions.shape[0] != env.num_envs:
         raise ValueError(f"expected {env.num_envs} actions, got {actions.shape[0]}")
-    S, En, acc = env.S, env.En, env._acc
     start = env._ready
     if bool(((actions < 0) | (actions >= env.num_actions))[start].any()):
         raise ValueError(f"actions must be in [0, {env.num_actions})")
-    env._cur = torch.where(start, actions, env._cur)
-    env._mf = torch.where(start, 0, env._mf)
-    for k in _ACC:
-        acc[k] = torch.where(start, 0.0, acc[k])
-    env._acc_hit = env._acc_hit & ~start
-    lens = env._lengths[env._cur]
-    is_noop = env._cur == env.noop_index
-    terminal = torch.zeros_like(start)
-    truncated = torch.zeros_like(start)
+    cur = torch.where(start, actions, env._cur)
+    mf = torch.where(start, 0, env._mf)
+    acc = torch.where(start, 0.0, env._acc)
+    untouchable = env.reward_kind == "untouchable"
+    args = (env._table, env._lengths, env.noop_index, env.T, env.level, env._seed, env._spawn_x, untouchable,
+            env.max_frames)
     while True:
-        ctrl = env._table[env._cur, env._mf]
-        damage, ko = game_frame(S, En, ctrl, env.T, env.level, env.seed, env._spawn_x)
-        env._mf += 1
-        acc["frames"] += 1
-        acc["damage_taken"] += damage[:, AGENT]
-        acc["damage_dealt"] += damage[:, CPU]
-        acc["stocks_lost"] += ko[:, AGENT].float()
-        acc["stocks_taken"] += ko[:, CPU].float()
-        hit_now = (damage[:, AGENT] > 0) | ko[:, AGENT]
-        env._acc_hit |= hit_now
-        if env.reward_kind == "untouchable":
-            acc["reward"] += standing_noop_reward(S[:, AGENT, P.ACT], is_noop)
-            end = hit_now
-        else:
-            acc["reward"] += damage_reward(damage[:, CPU], damage[:, AGENT], ko[:, CPU], ko[:, AGENT])
-            end = (S[:, AGENT, P.STOCK] <= 0) | (S[:, CPU, P.STOCK] <= 0)
-        cut = ~end & (En[:, E.EP_FRAME] >= env.max_frames)
-        terminal, truncated = end, cut
-        done = end | cut
-        ready = done | (env._mf >= lens)
+        acc, mf, ready, done, terminal, truncated = env._frame_async(env._fields, env._env_fields, acc, cur, mf, *args)
         if bool(ready.any()):
             break
-    reward = acc["reward"].clone()
-    En[:, E.PREV_ACTION] = torch.where(ready, env._cur.float(), En[:, E.PREV_ACTION])
-    from melee_agent.arena.env import EP_RETURN  # noqa: PLC0415 (env imports this module)
-
-    En[:, EP_RETURN] = En[:, EP_RETURN] + torch.where(ready, reward, 0.0)
-    obs = env.observe()
+    env._cur, env._mf, env._acc = cur, mf, acc
+    obs = env._finish_decision(env._fields, env._env_fields, ready, done, cur.float(), acc[REWARD], env.T,
+                               env.num_actions, env._seed, env.compiled)
     info: dict[str, Any] = {
-        "ready": ready, "hit": env._acc_hit.clone(), "terminal": terminal & ready, "truncated": truncated & ready,
-        "frames": acc["frames"].long(), "episode_frame": En[:, E.EP_FRAME].long(),
-        "episode_return": En[:, EP_RETURN].clone(), "damage_taken": acc["damage_taken"].clone(),
-        "damage_dealt": acc["damage_dealt"].clone(), "stocks_lost": acc["stocks_lost"].long(),
-        "stocks_taken": acc["stocks_taken"].long(), "final_obs": obs,
+        "ready": ready, "hit": acc[HIT] > 0, "terminal": terminal & ready, "truncated": truncated & ready,
+        "frames": acc[FRAMES].long(), "episode_frame": obs["episode_frame"].long(),
+        "episode_return": obs["episode_return"], "damage_taken": acc[TAKEN], "damage_dealt": acc[DEALT],
+        "stocks_lost": acc[LOST].long(), "stocks_taken": acc[TOOK].long(), "final_obs": obs["final"],
     }
-    if bool(done.any()):
-        env._reset_envs(done)
-        obs = torch.where(done.unsqueeze(1), env.observe(), obs)
     env._ready = ready
-    return obs, reward, done, info
+    return obs["next"], acc[REWARD], done, info

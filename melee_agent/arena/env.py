@@ -20,26 +20,21 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from melee.enums import Action
 
 from melee_agent.actions import get_action_set
-from melee_agent.arena import data as d
-from melee_agent.arena.async_step import step_async
-from melee_agent.arena.sim import NO_MOVE, game_frame, intangible, rand
+from melee_agent.arena import storage
+from melee_agent.arena.async_step import frame_async, step_async
+from melee_agent.arena.compiled import compiled
+from melee_agent.arena.sim import game_frame, intangible
+from melee_agent.arena.storage import ENV_ROWS
 from melee_agent.arena.tables import AGENT, CPU, CPU_LEVELS, E, P, build_tables
 from melee_agent.rewards import MAX_FRAMES, check_reward, damage_reward, standing_noop_reward
-from melee_agent.state import encode_raw_matrix
-
-# RAW_FIELDS order: position_x, position_y, speed_x, speed_y, action, facing, invulnerable,
-# on_ground, shield_strength, jumps_left, hitstun_frames_left, percent, action_frame
-_RAW_COLUMNS = [P.X, P.Y, P.VX, P.VY, P.ACT, P.FACE, P.INV, P.GND, P.SHIELD, P.JUMPS, P.STUN, P.PCT, P.AF]
-EP_RETURN = E.N  # an extra per-environment column: the running episode return
-_E_COLUMNS = E.N + 1
 
 
 class Arena:
     def __init__(self, num_envs: int, cpu_level: int = 9, device: str | torch.device = "cpu", seed: int = 0,
-                 action_set: str = "untouchable", reward: str = "untouchable", max_frames: int = MAX_FRAMES):
+                 action_set: str = "untouchable", reward: str = "untouchable", max_frames: int = MAX_FRAMES,
+                 compile: bool = False):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
         if cpu_level not in CPU_LEVELS:
@@ -48,6 +43,12 @@ class Arena:
         self.cpu_level = cpu_level
         self.device = torch.device(device)
         self.seed = int(seed)
+        # A tensor, so that a compiled frame does not specialize (and recompile) on each seed.
+        self._seed = torch.tensor(self.seed, dtype=torch.long, device=self.device)
+        self.compiled = bool(compile)
+        self._game_frame = compiled(game_frame) if compile else game_frame
+        self._frame_async = compiled(frame_async) if compile else frame_async
+        self._finish_decision = compiled(storage.finish_decision) if compile else storage.finish_decision
         self.action_set = action_set
         self.reward_kind = check_reward(reward)
         self.max_frames = max_frames
@@ -60,14 +61,13 @@ class Arena:
         lv = CPU_LEVELS[cpu_level]
         self.level = {k: torch.tensor(float(v), device=self.device) for k, v in vars(lv).items()}
         self.level["smart"] = torch.tensor(cpu_level >= 7, device=self.device)
-        self._raw_idx = torch.tensor(_RAW_COLUMNS, device=self.device)
         self._spawn_x = torch.tensor([-40.0, 40.0], device=self.device)  # guess: respawn spots
-        # Field-major storage: S[..., col] and En[:, col] (what the simulator touches hundreds of
-        # times a frame) are contiguous, so each elementwise op streams memory; S and En stay
+        # Field-major, player-major storage [N, 2, B]: one player's field is contiguous, so the
+        # simulator's elementwise ops stream memory (and vectorize when compiled); S and En stay
         # [B, 2, N] and [B, N] views for callers.
-        self._fields = torch.zeros(P.N, num_envs, 2, device=self.device)
-        self.S = self._fields.permute(1, 2, 0)
-        self._env_fields = torch.zeros(_E_COLUMNS, num_envs, device=self.device)
+        self._fields = torch.zeros(P.N, 2, num_envs, device=self.device)
+        self.S = self._fields.permute(2, 1, 0)
+        self._env_fields = torch.zeros(ENV_ROWS, num_envs, device=self.device)
         self.En = self._env_fields.t()
         self.En[:, E.ENV_ID] = torch.arange(num_envs, device=self.device, dtype=torch.float32)
         self.En[:, E.EPISODE] = -1
@@ -75,32 +75,11 @@ class Arena:
 
     # --- state ---
     def _reset_envs(self, mask: torch.Tensor) -> None:
-        En = self.En
-        En[:, E.EPISODE] = torch.where(mask, En[:, E.EPISODE] + 1, En[:, E.EPISODE])
-        u = rand(En[:, E.ENV_ID], En[:, E.EPISODE], self.seed + 7_777, 2)
-        fresh = torch.zeros_like(self.S)
-        ax = -60.0 + 120.0 * u[:, 0]
-        side = torch.where(ax > 0, -1.0, 1.0)
-        cx = (ax + side * (50.0 + 40.0 * u[:, 1])).clamp(-80.0, 80.0)
-        fresh[:, AGENT, P.X], fresh[:, CPU, P.X] = ax, cx
-        fresh[:, AGENT, P.FACE], fresh[:, CPU, P.FACE] = side, -side
-        fresh[..., P.ACT] = float(Action.STANDING.value)
-        fresh[..., P.MOVE] = NO_MOVE
-        fresh[..., P.AF] = 1.0
-        fresh[..., P.GND] = 1.0
-        fresh[..., P.JUMPS] = 2.0
-        fresh[..., P.STOCK] = 4.0
-        fresh[..., P.SHIELD] = d.SHIELD_MAX
-        self.S.copy_(torch.where(mask.view(-1, 1, 1), fresh, self.S))
-        for col in (E.EP_FRAME, E.MACRO, E.MFRAME, E.PREV_ACTION, E.CPU_CD, EP_RETURN):
-            En[:, col] = torch.where(mask, 0.0, En[:, col])
+        storage.reset_envs(self._fields, self._env_fields, mask, self._seed)
 
     def observe(self, previous_action: torch.Tensor | None = None) -> torch.Tensor:
-        raw = self.S.index_select(2, self._raw_idx)
-        raw[..., 5] = (self.S[..., P.FACE] > 0).float()
-        raw[..., 6] = intangible(self.S, self.T).float()
         prev = self.En[:, E.PREV_ACTION] if previous_action is None else previous_action
-        return encode_raw_matrix(raw, prev, self.num_actions)
+        return storage.observe(self._fields, prev, self.T, self.num_actions)
 
     def players(self) -> dict[str, dict[str, torch.Tensor]]:
         """Raw per-player fields named as libmelee's PlayerState (plus stock), for inspection."""
@@ -147,7 +126,7 @@ class Arena:
             if f > 0:
                 S0, E0 = S.clone(), En.clone()
             ctrl = self._table[actions, f]
-            damage, ko = game_frame(S, En, ctrl, self.T, self.level, self.seed, self._spawn_x)
+            damage, ko = self._game_frame(self._fields, self._env_fields, ctrl, self.T, self.level, self._seed, self._spawn_x)
             if f > 0:
                 S.copy_(torch.where(active.view(-1, 1, 1), S, S0))
                 En.copy_(torch.where(active.view(-1, 1), En, E0))
@@ -170,16 +149,12 @@ class Arena:
             terminal |= end & active
             truncated |= cut
             done |= (end & active) | cut
-        En[:, EP_RETURN] += reward
-        En[:, E.PREV_ACTION] = actions.float()
-        obs = self.observe()
+        out = self._finish_decision(self._fields, self._env_fields, self._all, done, actions.float(), reward, self.T,
+                                    self.num_actions, self._seed, self.compiled)
         info: dict[str, Any] = {
             "hit": hit, "terminal": terminal, "truncated": truncated, "frames": frames.long(),
-            "episode_frame": En[:, E.EP_FRAME].long(), "episode_return": En[:, EP_RETURN].clone(),
+            "episode_frame": out["episode_frame"].long(), "episode_return": out["episode_return"],
             "damage_taken": taken, "damage_dealt": dealt, "stocks_lost": lost.long(), "stocks_taken": took.long(),
-            "final_obs": obs,
+            "final_obs": out["final"],
         }
-        if bool(done.any()):
-            self._reset_envs(done)
-            obs = torch.where(done.unsqueeze(1), self.observe(), obs)
-        return obs, reward, done, info
+        return out["next"], reward, done, info

@@ -12,6 +12,7 @@ import torch
 from melee.enums import Action
 
 from melee_agent.arena import data as d
+from melee_agent.arena.fields import Fields
 from melee_agent.arena.tables import AGENT, CPU, MOVE_INDEX, NUM_MARTH_MOVES, SHINE_END_LAG, E, P, Tables
 from melee_agent.arena.tables import AIRDODGE_FRAMES, LANDING_SPECIAL_FRAMES
 
@@ -287,22 +288,24 @@ def _knockback(percent_after: torch.Tensor, damage: torch.Tensor, weight: torch.
 
 def _hits(S: torch.Tensor, T: Tables, untouchable: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Resolve this frame's hitboxes; returns damage dealt to [agent, cpu] and the shield hits on the agent."""
-    B = S.shape[0]
-    attacker = S.flip(1)  # attacker of player p is player 1-p
-    move = attacker[..., P.MOVE]
+
+    def attacker(col: int) -> torch.Tensor:  # the attacker of player p is player 1 - p
+        return S[..., col].flip(1)
+
+    move = attacker(P.MOVE)
     midx = move.long().clamp(min=0)
-    af = attacker[..., P.AF].long().clamp(max=T.circles.shape[1] - 1)
+    af = attacker(P.AF).long().clamp(max=T.circles.shape[1] - 1)
     circ = torch.where((move >= 0).unsqueeze(-1).unsqueeze(-1), T.circles[midx, af], 0.0)  # [B, 2, 4, 3]
-    face = attacker[..., P.FACE].unsqueeze(-1)
-    cx = attacker[..., P.X].unsqueeze(-1) + face * circ[..., 0]
-    cy = attacker[..., P.Y].unsqueeze(-1) + circ[..., 1]
+    face = attacker(P.FACE).unsqueeze(-1)
+    cx = attacker(P.X).unsqueeze(-1) + face * circ[..., 0]
+    cy = attacker(P.Y).unsqueeze(-1) + circ[..., 1]
     r = circ[..., 2]
     vx, vy = S[..., P.X].unsqueeze(-1), S[..., P.Y].unsqueeze(-1)
     top = vy + T.height.view(1, 2, 1)
     dy = cy - torch.minimum(torch.maximum(cy, vy), top)
     dxx = cx - vx
     touch = ((dxx * dxx + dy * dy) <= (r + d.BODY_RADIUS) ** 2) & (r > 0)
-    hit = touch.any(-1) & (attacker[..., P.HITDONE] == 0) & ~untouchable  # [B, 2]
+    hit = touch.any(-1) & (attacker(P.HITDONE) == 0) & ~untouchable  # [B, 2]
     shielding = (S[..., P.ACT] == Action.SHIELD.value)
     shield_hit = hit & shielding
     hit = hit & ~shielding
@@ -319,7 +322,7 @@ def _hits(S: torch.Tensor, T: Tables, untouchable: torch.Tensor) -> tuple[torch.
     angle_deg = torch.where(sakurai, torch.where(grounded & (kb < 32), 0.0, 44.0), angle_deg)
     ang = angle_deg * (math.pi / 180)
     speed = kb * d.LAUNCH_SPEED
-    lx = torch.cos(ang) * speed * attacker[..., P.FACE]
+    lx = torch.cos(ang) * speed * attacker(P.FACE)
     ly = torch.sin(ang) * speed
     S[..., P.PCT] = torch.where(hit, pct, S[..., P.PCT])
     S[..., P.KX] = torch.where(hit, lx, S[..., P.KX])
@@ -361,14 +364,20 @@ def _blast_zones(S: torch.Tensor, spawn_x: torch.Tensor) -> torch.Tensor:
     return ko
 
 
-def game_frame(S: torch.Tensor, En: torch.Tensor, ctrl: torch.Tensor, T: Tables, level: dict[str, torch.Tensor],
-               seed: int, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Advance every environment one frame. Returns (damage [B, 2] taken by agent/cpu, KOs [B, 2])."""
-    S[..., P.AF] += 1
-    S[..., P.TIMERS] = (S[..., P.TIMERS] - 1).clamp(min=0)
+def game_frame(fields: torch.Tensor, env_fields: torch.Tensor, ctrl: torch.Tensor, T: Tables,
+               level: dict[str, torch.Tensor], seed: int, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Advance every environment one frame. Returns (damage [B, 2] taken by agent/cpu, KOs [B, 2]).
+
+    ``fields`` is the player storage ``[len(P), 2, B]`` and ``env_fields`` the
+    per-environment storage ``[>= len(E), B]``; both are updated in place, once, at the end.
+    """
+    S, En = Fields.load_players(fields), Fields.load(env_fields)
+    S[..., P.AF] = S[..., P.AF] + 1
+    for col in (P.STUN, P.INV, P.BUSY):  # frame countdowns
+        S[..., col] = (S[..., col] - 1).clamp(min=0)
     En[:, E.CPU_CD] = (En[:, E.CPU_CD] - 1).clamp(min=0)
-    En[:, E.TICK] += 1
-    En[:, E.EP_FRAME] += 1
+    En[:, E.TICK] = En[:, E.TICK] + 1
+    En[:, E.EP_FRAME] = En[:, E.EP_FRAME] + 1
     _end_timed_actions(S, T)
     u = rand(En[:, E.ENV_ID], En[:, E.TICK], seed, 6 + NUM_MARTH_MOVES)
     _agent_control(S, ctrl)
@@ -378,4 +387,6 @@ def game_frame(S: torch.Tensor, En: torch.Tensor, ctrl: torch.Tensor, T: Tables,
     damage, _ = _hits(S, T, intangible(S, T))
     _shield(S)
     ko = _blast_zones(S, spawn_x)
+    S.store_players(fields)
+    En.store(env_fields)
     return damage, ko
