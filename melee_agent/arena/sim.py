@@ -41,15 +41,19 @@ def intangible(S: torch.Tensor, T: Tables) -> torch.Tensor:
     return ((af >= T.intang_lo[act]) & (af <= T.intang_hi[act]) & (T.intang_lo[act] > 0)) | (S[..., P.INV] > 0)
 
 
-def _start(S: torch.Tensor, p: int, mask: torch.Tensor, act: float | torch.Tensor, move: float | torch.Tensor,
-           busy: float | torch.Tensor) -> None:
-    """Put player ``p`` into a new action where ``mask`` holds."""
-    s = S[:, p]
-    s[:, P.ACT] = torch.where(mask, act, s[:, P.ACT])
-    s[:, P.MOVE] = torch.where(mask, move, s[:, P.MOVE])
-    s[:, P.BUSY] = torch.where(mask, busy, s[:, P.BUSY])
-    s[:, P.AF] = torch.where(mask, 1.0, s[:, P.AF])
-    s[:, P.HITDONE] = torch.where(mask, 0.0, s[:, P.HITDONE])
+def _start(S: torch.Tensor, p: int | None, mask: torch.Tensor, act: float | torch.Tensor,
+           move: float | torch.Tensor, busy: float | torch.Tensor) -> None:
+    """Put player ``p`` (``[B]`` mask), or both players (``p=None``, ``[B, 2]`` mask), into a new action.
+
+    Every write covers both players (the other one masked out), so a compiled frame keeps one
+    ``[B, 2]`` iteration space instead of splitting and re-joining the players' columns.
+    """
+    if p is not None:
+        off = torch.zeros_like(mask)
+        mask = torch.stack((mask, off) if p == AGENT else (off, mask)).t()
+        act, move, busy = (v.unsqueeze(1) if isinstance(v, torch.Tensor) else v for v in (act, move, busy))
+    for col, value in ((P.ACT, act), (P.MOVE, move), (P.BUSY, busy), (P.AF, 1.0), (P.HITDONE, 0.0)):
+        S[..., col] = torch.where(mask, value, S[..., col])
 
 
 def _end_timed_actions(S: torch.Tensor, T: Tables) -> None:
@@ -259,11 +263,9 @@ def _physics(S: torch.Tensor, T: Tables) -> None:
     S[..., P.JUMPS] = torch.where(land, 2.0, S[..., P.JUMPS])
     airdodge = S[..., P.ACT] == Action.AIRDODGE.value
     free_land = land & (S[..., P.STUN] <= 0)
-    for p in (AGENT, CPU):
-        _start(S, p, free_land[:, p] & ~airdodge[:, p], float(Action.LANDING.value), LOCKED, float(d.LANDING_LAG))
-        _start(S, p, free_land[:, p] & airdodge[:, p], float(Action.LANDING_SPECIAL.value), LOCKED,
-               float(LANDING_SPECIAL_FRAMES))
-        _start(S, p, walk_off[:, p] & (S[:, p, P.MOVE] == NO_MOVE), FALLING, NO_MOVE, 0.0)
+    _start(S, None, free_land & ~airdodge, float(Action.LANDING.value), LOCKED, float(d.LANDING_LAG))
+    _start(S, None, free_land & airdodge, float(Action.LANDING_SPECIAL.value), LOCKED, float(LANDING_SPECIAL_FRAMES))
+    _start(S, None, walk_off & (S[..., P.MOVE] == NO_MOVE), FALLING, NO_MOVE, 0.0)
 
 
 def _ledge_catch(S: torch.Tensor) -> None:
@@ -276,8 +278,7 @@ def _ledge_catch(S: torch.Tensor) -> None:
     for col, value in ((P.Y, 0.0), (P.VX, 0.0), (P.VY, 0.0), (P.KX, 0.0), (P.KY, 0.0), (P.FF, 0.0),
                        (P.GND, 1.0), (P.JUMPS, 2.0)):
         S[..., col] = torch.where(catch, value, S[..., col])
-    for p in (AGENT, CPU):
-        _start(S, p, catch[:, p], float(Action.EDGE_GETUP_SLOW.value), LOCKED, float(d.LEDGE_GETUP_FRAMES))
+    _start(S, None, catch, float(Action.EDGE_GETUP_SLOW.value), LOCKED, float(d.LEDGE_GETUP_FRAMES))
 
 
 def _knockback(percent_after: torch.Tensor, damage: torch.Tensor, weight: torch.Tensor, growth: torch.Tensor,
@@ -334,8 +335,7 @@ def _hits(S: torch.Tensor, T: Tables, untouchable: torch.Tensor) -> tuple[torch.
     S[..., P.VY] = torch.where(hit, 0.0, S[..., P.VY])
     S[..., P.FF] = torch.where(hit, 0.0, S[..., P.FF])
     hurt_act = torch.where(kb >= 80, float(Action.DAMAGE_FLY_NEUTRAL.value), float(Action.DAMAGE_HIGH_1.value))
-    for p in (AGENT, CPU):
-        _start(S, p, hit[:, p], hurt_act[:, p], NO_MOVE, 0.0)
+    _start(S, None, hit, hurt_act, NO_MOVE, 0.0)
     # The attacker's hitbox is spent on this victim (one hit per attack).
     S[:, :, P.HITDONE] = torch.where((hit | shield_hit).flip(1), 1.0, S[:, :, P.HITDONE])
     return torch.where(hit, dmg, 0.0), shield_hit[:, AGENT]
@@ -359,8 +359,7 @@ def _blast_zones(S: torch.Tensor, spawn_x: torch.Tensor) -> torch.Tensor:
                        (P.GND, 1.0), (P.JUMPS, 2.0), (P.STUN, 0.0), (P.FF, 0.0), (P.INV, float(d.RESPAWN_INVULNERABLE))):
         S[..., col] = torch.where(ko, value, S[..., col])
     S[..., P.X] = torch.where(ko, spawn_x, S[..., P.X])
-    for p in (AGENT, CPU):
-        _start(S, p, ko[:, p], STANDING, NO_MOVE, 0.0)
+    _start(S, None, ko, STANDING, NO_MOVE, 0.0)
     return ko
 
 
