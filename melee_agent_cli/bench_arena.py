@@ -33,13 +33,16 @@ def _measure(B: int, kind: str, seconds: float, device: str, compile: bool) -> d
 
     env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile)
     obs = env.reset()
+    torch.manual_seed(0)  # the same (untrained) network every run, so runs compare
     model = DuelingDQN(num_actions=env.num_actions).to(device).eval()
     gen = torch.Generator(device=device).manual_seed(0)
     a = torch.zeros(B, dtype=torch.long, device=device)
     ready = torch.ones(B, dtype=torch.bool, device=device)
 
+    decisions = 0
+
     def one() -> int:
-        nonlocal obs, a, ready
+        nonlocal obs, a, ready, decisions
         if kind == "random":
             a = torch.randint(0, env.num_actions, (B,), generator=gen, device=device)
         elif kind == "dqn":
@@ -47,11 +50,12 @@ def _measure(B: int, kind: str, seconds: float, device: str, compile: bool) -> d
             a = a.index_copy(0, due, model(obs.index_select(0, due)).argmax(1))
         obs, _, _, info = env.step_async(a)
         ready = info["ready"]
+        decisions += int(ready.sum())
         return B * int(info["frames"].min())  # frames this call advanced every environment
 
     for _ in range(5):
         one()
-    frames, calls = 0, 0
+    frames, calls, decisions = 0, 0, 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         frames += one()
@@ -60,7 +64,7 @@ def _measure(B: int, kind: str, seconds: float, device: str, compile: bool) -> d
         torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     return {"envs": B, "loop": kind, "frames_per_s": frames / dt, "ms_per_call": 1e3 * dt / calls,
-            "x_one_dolphin": frames / dt / 60.0}
+            "x_one_dolphin": frames / dt / 60.0, "frames_per_decision": frames / max(decisions, 1)}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -72,11 +76,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows = [_measure(B, kind, seconds, args.device, compile) for B in sizes for kind in ("noop", "random", "dqn")]
     print(f"arena game frames per second, summed over environments ({args.device}, "
           f"{'compiled' if compile else 'eager'}, {torch.get_num_threads()} threads; one Dolphin = 60 frames/s)")
-    print(f"{'envs':>6}  {'noop':>12}  {'random':>12}  {'dqn':>12}  {'ms/call (noop)':>14}")
+    print(f"{'envs':>6}  {'noop':>12}  {'random':>12}  {'dqn':>12}  {'ms/call (noop)':>14}  {'frames/decision (dqn)':>21}")
     by = {(r["envs"], r["loop"]): r for r in rows}
     for B in sizes:
         print(f"{B:>6}  {by[(B, 'noop')]['frames_per_s']:>12,.0f}  {by[(B, 'random')]['frames_per_s']:>12,.0f}  "
-              f"{by[(B, 'dqn')]['frames_per_s']:>12,.0f}  {by[(B, 'noop')]['ms_per_call']:>14.2f}")
+              f"{by[(B, 'dqn')]['frames_per_s']:>12,.0f}  {by[(B, 'noop')]['ms_per_call']:>14.2f}  "
+              f"{by[(B, 'dqn')]['frames_per_decision']:>21.1f}")
     best_noop = max(r["frames_per_s"] for r in rows if r["loop"] == "noop")
     best_dqn = max(r["frames_per_s"] for r in rows if r["loop"] == "dqn")
     targets = {

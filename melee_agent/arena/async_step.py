@@ -85,7 +85,7 @@ def step_async(env: Any, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     if actions.shape[0] != env.num_envs:
         raise ValueError(f"expected {env.num_envs} actions, got {actions.shape[0]}")
     start = env._ready
-    if bool(((actions < 0) | (actions >= env.num_actions))[start].any()):
+    if bool((((actions < 0) | (actions >= env.num_actions)) & start).any()):
         raise ValueError(f"actions must be in [0, {env.num_actions})")
     cur = torch.where(start, actions, env._cur)
     mf = torch.where(start, 0, env._mf)

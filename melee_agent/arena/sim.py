@@ -24,14 +24,22 @@ STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
 BA, BB, BX, BY, BZ, BL, BR, SX, SY, LSH = range(10)
 
 
-def rand(env_id: torch.Tensor, tick: torch.Tensor, seed: int, n: int) -> torch.Tensor:
+def rand(env_id: torch.Tensor, tick: torch.Tensor, seed: int | torch.Tensor, n: int) -> torch.Tensor:
     """``[B, n]`` uniforms from a counter hash of (seed, env, tick, k): no shared generator stream."""
-    x = env_id.long() * 1_000_003 + tick.long() * 7_919 + seed * 104_729
-    x = x.unsqueeze(1) * 16 + torch.arange(n, device=env_id.device)
-    for _ in range(2):  # a 32-bit integer mixer (degski's hash), masked to stay exact in int64
-        x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
-    x = (x >> 16) ^ x
-    return x.to(torch.float32) * (1.0 / 4294967296.0)
+    return torch.stack(rand_columns(env_id, tick, seed, n), 1)
+
+
+def rand_columns(env_id: torch.Tensor, tick: torch.Tensor, seed: int | torch.Tensor, n: int) -> list[torch.Tensor]:
+    """:func:`rand` as ``n`` separate ``[B]`` columns (what a compiled frame fuses best)."""
+    base = (env_id.long() * 1_000_003 + tick.long() * 7_919 + seed * 104_729) * 16
+    out = []
+    for k in range(n):
+        x = base + k
+        for _ in range(2):  # a 32-bit integer mixer (degski's hash), masked to stay exact in int64
+            x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
+        x = (x >> 16) ^ x
+        out.append(x.to(torch.float32) * (1.0 / 4294967296.0))
+    return out
 
 
 def intangible(S: torch.Tensor, T: Tables) -> torch.Tensor:
@@ -154,7 +162,7 @@ def _agent_control(S: torch.Tensor, ctrl: torch.Tensor) -> None:
     s[:, P.FF] = torch.where(c_ff, 1.0, s[:, P.FF])
 
 
-def _cpu_control(S: torch.Tensor, En: torch.Tensor, T: Tables, level: dict[str, torch.Tensor], u: torch.Tensor) -> None:
+def _cpu_control(S: torch.Tensor, En: torch.Tensor, T: Tables, level: dict[str, torch.Tensor], u: list[torch.Tensor]) -> None:
     """Marth's CPU: close distance, choose the attack that reaches, punish end lag (by level)."""
     m, f = S[:, CPU], S[:, AGENT]
     dx = f[:, P.X] - m[:, P.X]
@@ -185,27 +193,37 @@ def _cpu_control(S: torch.Tensor, En: torch.Tensor, T: Tables, level: dict[str, 
     future_dist = (future_x - m[:, P.X]).abs()
     low_enough = f[:, P.Y] < 20.0
 
-    in_reach = (dist.unsqueeze(1) <= reach) & low_enough.unsqueeze(1)  # [B, K]
-    lands_clear = (first > intang_left.unsqueeze(1)) & (first < starts_in.unsqueeze(1))
-    reaches_later = (future_dist.unsqueeze(1) <= reach) & low_enough.unsqueeze(1)
-    punishable = lands_clear & (first <= busy_left.unsqueeze(1) + 1) & reaches_later
     recovered = En[:, E.CPU_CD] <= 0
-    can_punish = punishable.any(1) & (fox_af >= level["reaction"]) & (u[:, 0] < level["punish"]) & recovered
-    # The fastest attack that punishes; else, in neutral, a random attack among those that reach.
-    fastest = torch.where(punishable, first, 999.0).argmin(1)
     smart = level["smart"] > 0  # high levels do not throw attacks into intangibility
-    ok_now = in_reach & (lands_clear | ~smart)
-    pick_w = ok_now.float() * (0.01 + u[:, 6 : 6 + NUM_MARTH_MOVES])
-    neutral_pick = pick_w.argmax(1)
-    wild = (u[:, 2] * NUM_MARTH_MOVES).long().clamp(max=NUM_MARTH_MOVES - 1)
-    accurate = u[:, 3] < level["accuracy"]
+    # Per attack k (one [B] computation each, so a compiled frame keeps one loop): can it
+    # punish (hit once the agent is hittable, before it can act, where it will be), and does it
+    # reach now? Keep the fastest punish and, in neutral, the reaching attack with the largest
+    # random weight (first index on ties, as argmin/argmax would).
+    for k in range(NUM_MARTH_MOVES):
+        fk, rk = first[k], reach[k]
+        lands_clear = (fk > intang_left) & (fk < starts_in)
+        punish_k = lands_clear & (fk <= busy_left + 1) & (future_dist <= rk) & low_enough
+        ok_k = (dist <= rk) & low_enough & (lands_clear | ~smart)
+        value = torch.where(punish_k, fk, 999.0)
+        weight = ok_k.float() * (0.01 + u[6 + k])
+        if k == 0:
+            punishable, fastest, best_value = punish_k, torch.zeros_like(fox_act), value
+            ok_now, neutral_pick, best_weight = ok_k, torch.zeros_like(fox_act), weight
+            continue
+        punishable, ok_now = punishable | punish_k, ok_now | ok_k
+        faster, heavier = value < best_value, weight > best_weight
+        fastest, best_value = torch.where(faster, k, fastest), torch.where(faster, value, best_value)
+        neutral_pick, best_weight = torch.where(heavier, k, neutral_pick), torch.where(heavier, weight, best_weight)
+    can_punish = punishable & (fox_af >= level["reaction"]) & (u[0] < level["punish"]) & recovered
+    wild = (u[2] * NUM_MARTH_MOVES).long().clamp(max=NUM_MARTH_MOVES - 1)
+    accurate = u[3] < level["accuracy"]
     neutral_pick = torch.where(accurate, neutral_pick, wild)
-    want_neutral = (ok_now.any(1) | ~accurate) & (u[:, 4] < level["aggression"]) & recovered
+    want_neutral = (ok_now | ~accurate) & (u[4] < level["aggression"]) & recovered
     attack = free & (can_punish | want_neutral)
     move = torch.where(can_punish, fastest, neutral_pick).float()
     _start(S, CPU, attack, T.action[move.long()], move, T.length[move.long()])
     # After an attack it always waits `recover` frames, plus a random rest, before the next one.
-    cooldown = T.length[move.long()] + level["recover"] + (u[:, 5] * level["rest"]).floor()
+    cooldown = T.length[move.long()] + level["recover"] + (u[5] * level["rest"]).floor()
     En[:, E.CPU_CD] = torch.where(attack, cooldown, En[:, E.CPU_CD])
 
     # Otherwise walk or run toward where the agent is (or will be).
@@ -296,17 +314,20 @@ def _hits(S: torch.Tensor, T: Tables, untouchable: torch.Tensor) -> tuple[torch.
     move = attacker(P.MOVE)
     midx = move.long().clamp(min=0)
     af = attacker(P.AF).long().clamp(max=T.circles.shape[1] - 1)
-    circ = torch.where((move >= 0).unsqueeze(-1).unsqueeze(-1), T.circles[midx, af], 0.0)  # [B, 2, 4, 3]
-    face = attacker(P.FACE).unsqueeze(-1)
-    cx = attacker(P.X).unsqueeze(-1) + face * circ[..., 0]
-    cy = attacker(P.Y).unsqueeze(-1) + circ[..., 1]
-    r = circ[..., 2]
-    vx, vy = S[..., P.X].unsqueeze(-1), S[..., P.Y].unsqueeze(-1)
-    top = vy + T.height.view(1, 2, 1)
-    dy = cy - torch.minimum(torch.maximum(cy, vy), top)
-    dxx = cx - vx
-    touch = ((dxx * dxx + dy * dy) <= (r + d.BODY_RADIUS) ** 2) & (r > 0)
-    hit = touch.any(-1) & (attacker(P.HITDONE) == 0) & ~untouchable  # [B, 2]
+    live = move >= 0
+    ax, ay, face = attacker(P.X), attacker(P.Y), attacker(P.FACE)
+    vx, vy = S[..., P.X], S[..., P.Y]
+    top = vy + T.height
+    # One hitbox circle at a time, each a [B, 2] computation (a compiled frame keeps one loop).
+    touch = torch.zeros_like(live)
+    for k in range(T.circles.shape[2]):
+        ox, oy, r = (torch.where(live, T.circles[midx, af, k, j], 0.0) for j in range(3))
+        cx = ax + face * ox
+        cy = ay + oy
+        dy = cy - torch.minimum(torch.maximum(cy, vy), top)
+        dxx = cx - vx
+        touch = touch | (((dxx * dxx + dy * dy) <= (r + d.BODY_RADIUS) ** 2) & (r > 0))
+    hit = touch & (attacker(P.HITDONE) == 0) & ~untouchable  # [B, 2]
     shielding = (S[..., P.ACT] == Action.SHIELD.value)
     shield_hit = hit & shielding
     hit = hit & ~shielding
@@ -378,7 +399,7 @@ def game_frame(fields: torch.Tensor, env_fields: torch.Tensor, ctrl: torch.Tenso
     En[:, E.TICK] = En[:, E.TICK] + 1
     En[:, E.EP_FRAME] = En[:, E.EP_FRAME] + 1
     _end_timed_actions(S, T)
-    u = rand(En[:, E.ENV_ID], En[:, E.TICK], seed, 6 + NUM_MARTH_MOVES)
+    u = rand_columns(En[:, E.ENV_ID], En[:, E.TICK], seed, 6 + NUM_MARTH_MOVES)
     _agent_control(S, ctrl)
     _cpu_control(S, En, T, level, u)
     _physics(S, T)

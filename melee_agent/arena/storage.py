@@ -11,7 +11,7 @@ import torch
 from melee.enums import Action
 
 from melee_agent.arena import data as d
-from melee_agent.arena.sim import NO_MOVE, intangible, rand
+from melee_agent.arena.sim import NO_MOVE, intangible, rand_columns
 from melee_agent.arena.tables import AGENT, CPU, E, P, Tables
 from melee_agent.state import RAW_FIELDS, encode_players, encode_raw_matrix
 
@@ -26,11 +26,11 @@ def reset_envs(fields: torch.Tensor, env_fields: torch.Tensor, mask: torch.Tenso
     """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%."""
     En = env_fields
     En[E.EPISODE] = torch.where(mask, En[E.EPISODE] + 1, En[E.EPISODE])
-    u = rand(En[E.ENV_ID], En[E.EPISODE], seed + 7_777, 2)
+    u = rand_columns(En[E.ENV_ID], En[E.EPISODE], seed + 7_777, 2)
     fresh = torch.zeros_like(fields)
-    ax = -60.0 + 120.0 * u[:, 0]
+    ax = -60.0 + 120.0 * u[0]
     side = torch.where(ax > 0, -1.0, 1.0)
-    cx = (ax + side * (50.0 + 40.0 * u[:, 1])).clamp(-80.0, 80.0)
+    cx = (ax + side * (50.0 + 40.0 * u[1])).clamp(-80.0, 80.0)
     fresh[P.X, AGENT], fresh[P.X, CPU] = ax, cx
     fresh[P.FACE, AGENT], fresh[P.FACE, CPU] = side, -side
     fresh[P.ACT] = float(Action.STANDING.value)
