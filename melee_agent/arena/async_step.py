@@ -32,7 +32,7 @@ from melee_agent.rewards import damage_reward, standing_noop_reward
 REWARD, FRAMES, TAKEN, DEALT, LOST, TOOK, HIT = range(7)
 
 
-def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, acc: torch.Tensor, cur: torch.Tensor,
+def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, acc: tuple[torch.Tensor, ...], cur: torch.Tensor,
                 mf: torch.Tensor, table: torch.Tensor, lengths: torch.Tensor, noop_index: int, T: Tables,
                 level: dict[str, torch.Tensor], seed: int, spawn_x: torch.Tensor, untouchable: bool,
                 max_frames: int) -> tuple[torch.Tensor, ...]:
@@ -41,7 +41,7 @@ def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, acc: torch.Tenso
     Pure apart from the state it advances (``fields``, ``env_fields``), so ``torch.compile`` can
     fuse it whole. Returns ``(acc, mf, ready, done, terminal, truncated)``.
     """
-    ctrl = table[cur, mf]
+    ctrl = table[:, cur, mf]
     damage, ko = game_frame(fields, env_fields, ctrl, T, level, seed, spawn_x)
     mf = mf + 1
     hit_now = (damage[:, AGENT] > 0) | ko[:, AGENT]
@@ -52,10 +52,9 @@ def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, acc: torch.Tenso
     else:
         r = damage_reward(damage[:, CPU], damage[:, AGENT], ko[:, CPU], ko[:, AGENT])
         end = (fields[P.STOCK, AGENT] <= 0) | (fields[P.STOCK, CPU] <= 0)
-    add = torch.stack((r, torch.ones_like(r), damage[:, AGENT], damage[:, CPU], ko[:, AGENT].float(),
-                       ko[:, CPU].float(), hit_now.float()))
-    acc = acc + add
-    acc[HIT] = acc[HIT].clamp(max=1.0)
+    add = (r, 1.0, damage[:, AGENT], damage[:, CPU], ko[:, AGENT].float(), ko[:, CPU].float(), hit_now.float())
+    acc = tuple(a + b for a, b in zip(acc, add))
+    acc = acc[:HIT] + (acc[HIT].clamp(max=1.0),)
     cut = ~end & (env_fields[E.EP_FRAME] >= max_frames)
     done = end | cut
     ready = done | (mf >= lengths[cur])
@@ -67,7 +66,7 @@ def _init_async(env: Any) -> None:
     env._ready = torch.ones(B, dtype=torch.bool, device=dev)
     env._cur = torch.zeros(B, dtype=torch.long, device=dev)
     env._mf = torch.zeros(B, dtype=torch.long, device=dev)
-    env._acc = torch.zeros(HIT + 1, B, device=dev)
+    env._acc = tuple(torch.zeros(B, device=dev) for _ in range(HIT + 1))
 
 
 @torch.inference_mode()
@@ -89,7 +88,7 @@ def step_async(env: Any, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
         raise ValueError(f"actions must be in [0, {env.num_actions})")
     cur = torch.where(start, actions, env._cur)
     mf = torch.where(start, 0, env._mf)
-    acc = torch.where(start, 0.0, env._acc)
+    acc = tuple(torch.where(start, 0.0, a) for a in env._acc)
     untouchable = env.reward_kind == "untouchable"
     args = (env._table, env._lengths, env.noop_index, env.T, env.level, env._seed, env._spawn_x, untouchable,
             env.max_frames)

@@ -55,7 +55,8 @@ class Arena:
         aset = get_action_set(action_set)
         self.num_actions = aset.num_actions
         self.noop_index = aset.index("noop") if "noop" in aset.names else aset.index("none_neutral")
-        self._table = torch.as_tensor(aset.table, device=self.device)
+        # [button, action, frame]: a frame's controller state is one row per button (contiguous).
+        self._table = torch.as_tensor(aset.table, device=self.device).permute(2, 0, 1).contiguous()
         self._lengths = torch.as_tensor(aset.lengths, device=self.device)
         self.T = build_tables(self.device)
         lv = CPU_LEVELS[cpu_level]
@@ -125,7 +126,7 @@ class Arena:
             active = (lens > f) & ~done
             if f > 0:
                 S0, E0 = S.clone(), En.clone()
-            ctrl = self._table[actions, f]
+            ctrl = self._table[:, actions, f]
             damage, ko = self._game_frame(self._fields, self._env_fields, ctrl, self.T, self.level, self._seed, self._spawn_x)
             if f > 0:
                 S.copy_(torch.where(active.view(-1, 1, 1), S, S0))

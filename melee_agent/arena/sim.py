@@ -88,13 +88,13 @@ def _end_timed_actions(S: torch.Tensor, T: Tables) -> None:
 
 
 def _agent_control(S: torch.Tensor, ctrl: torch.Tensor) -> None:
-    """Fox reads the frame's controller state exactly as Dolphin would receive it."""
+    """Fox reads the frame's controller state (``ctrl[button]``: ``[10, B]``) as Dolphin would receive it."""
     s = S[:, AGENT]
-    sx, sy = ctrl[:, SX] - 0.5, ctrl[:, SY] - 0.5
-    jump_held = (ctrl[:, BX] + ctrl[:, BY]) > 0
+    sx, sy = ctrl[SX] - 0.5, ctrl[SY] - 0.5
+    jump_held = (ctrl[BX] + ctrl[BY]) > 0
     jump_press = jump_held & (s[:, P.JHELD] == 0)
     s[:, P.JHELD] = jump_held.float()
-    shield = (ctrl[:, BL] > 0) | (ctrl[:, LSH] > 0.3)
+    shield = (ctrl[BL] > 0) | (ctrl[LSH] > 0.3)
     down = sy < -0.2
     side = sx.abs() > 0.2
     dirx = torch.sign(sx)
@@ -105,7 +105,7 @@ def _agent_control(S: torch.Tensor, ctrl: torch.Tensor) -> None:
 
     # Jump out of shine (from its 4th frame: the start is 3 frames) or out of shield.
     jc = (s[:, P.ACT] == Action.DOWN_B_GROUND.value) & jump_press & (s[:, P.STUN] <= 0)
-    c_shine = gfree & (ctrl[:, BB] > 0) & down
+    c_shine = gfree & (ctrl[BB] > 0) & down
     c_jump = (gfree & jump_press & ~c_shine) | jc
     busy_free = gfree & ~c_shine & ~c_jump
     c_spot = busy_free & shield & down
