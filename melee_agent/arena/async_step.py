@@ -32,15 +32,19 @@ from melee_agent.rewards import damage_reward, standing_noop_reward
 REWARD, FRAMES, TAKEN, DEALT, LOST, TOOK, HIT = range(7)
 
 
-def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, acc: tuple[torch.Tensor, ...], cur: torch.Tensor,
-                mf: torch.Tensor, table: torch.Tensor, lengths: torch.Tensor, noop_index: int, T: Tables,
-                level: dict[str, torch.Tensor], seed: int, spawn_x: torch.Tensor, untouchable: bool,
-                max_frames: int) -> tuple[torch.Tensor, ...]:
+def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, start: torch.Tensor, actions: torch.Tensor,
+                acc: tuple[torch.Tensor, ...], cur: torch.Tensor, mf: torch.Tensor, table: torch.Tensor,
+                lengths: torch.Tensor, noop_index: int, T: Tables, level: dict[str, torch.Tensor], seed: torch.Tensor,
+                spawn_x: torch.Tensor, untouchable: bool, max_frames: int) -> tuple[Any, ...]:
     """One frame of every environment's current macro, and what it adds to the macro's totals.
 
-    Pure apart from the state it advances (``fields``, ``env_fields``), so ``torch.compile`` can
-    fuse it whole. Returns ``(acc, mf, ready, done, terminal, truncated)``.
+    Environments where ``start`` holds begin macro ``actions`` with this frame. Pure apart from
+    the state it advances (``fields``, ``env_fields``), so ``torch.compile`` can fuse it whole.
+    Returns ``(acc, cur, mf, ready, done, terminal, truncated)``.
     """
+    cur = torch.where(start, actions, cur)
+    mf = torch.where(start, 0, mf)
+    acc = tuple(torch.where(start, 0.0, a) for a in acc)
     ctrl = table[:, cur, mf]
     damage, ko = game_frame(fields, env_fields, ctrl, T, level, seed, spawn_x)
     mf = mf + 1
@@ -58,7 +62,7 @@ def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, acc: tuple[torch
     cut = ~end & (env_fields[E.EP_FRAME] >= max_frames)
     done = end | cut
     ready = done | (mf >= lengths[cur])
-    return acc, mf, ready, done, end, cut
+    return acc, cur, mf, ready, done, end, cut
 
 
 def _init_async(env: Any) -> None:
@@ -86,21 +90,21 @@ def step_async(env: Any, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     start = env._ready
     if bool((((actions < 0) | (actions >= env.num_actions)) & start).any()):
         raise ValueError(f"actions must be in [0, {env.num_actions})")
-    cur = torch.where(start, actions, env._cur)
-    mf = torch.where(start, 0, env._mf)
-    acc = tuple(torch.where(start, 0.0, a) for a in env._acc)
     untouchable = env.reward_kind == "untouchable"
     args = (env._table, env._lengths, env.noop_index, env.T, env.level, env._seed, env._spawn_x, untouchable,
             env.max_frames)
+    acc, cur, mf = env._acc, env._cur, env._mf
     while True:
-        acc, mf, ready, done, terminal, truncated = env._frame_async(env._fields, env._env_fields, acc, cur, mf, *args)
+        acc, cur, mf, ready, done, terminal, truncated = env._frame_async(
+            env._fields, env._env_fields, start, actions, acc, cur, mf, *args)
         if bool(ready.any()):
             break
+        start = torch.zeros_like(start)  # later frames continue the macros
     env._cur, env._mf, env._acc = cur, mf, acc
     obs = env._finish_decision(env._fields, env._env_fields, ready, done, cur.float(), acc[REWARD], env.T,
                                env.num_actions, env._seed, env.compiled)
     info: dict[str, Any] = {
-        "ready": ready, "hit": acc[HIT] > 0, "terminal": terminal & ready, "truncated": truncated & ready,
+        "ready": ready, "hit": acc[HIT] > 0, "terminal": terminal, "truncated": truncated,  # both imply ready
         "frames": acc[FRAMES].long(), "episode_frame": obs["episode_frame"].long(),
         "episode_return": obs["episode_return"], "damage_taken": acc[TAKEN], "damage_dealt": acc[DEALT],
         "stocks_lost": acc[LOST].long(), "stocks_taken": acc[TOOK].long(), "final_obs": obs["final"],
