@@ -57,6 +57,9 @@ class EnvConfig:
     reward: str = "untouchable"
     cpu_level: int = 9
     max_frames: int = 3_600
+    # Arena only: torch.compile the frame (3-9x faster frames; ~1-3 minutes of compiling per
+    # batch size on first use, cached on disk after that).
+    compile: bool = False
 
 
 @dataclass

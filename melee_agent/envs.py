@@ -25,7 +25,7 @@ def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu",
         from melee_agent.arena import Arena  # noqa: PLC0415
 
         return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,
-                     reward=cfg.env.reward, max_frames=cfg.env.max_frames)
+                     reward=cfg.env.reward, max_frames=cfg.env.max_frames, compile=cfg.env.compile)
     if kind == "dolphin":
         from melee_agent.dolphin import DolphinEnv  # noqa: PLC0415
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from melee_agent.arena import Arena
@@ -45,3 +46,13 @@ def test_compiled_arena_states_stay_in_bounds():
         obs, *_ = env.step_async(torch.randint(0, env.num_actions, (48,)))
     assert torch.isfinite(obs).all() and (obs >= 0).all() and (obs <= 1).all()
     assert (env.S[:, AGENT, P.STOCK] >= 1).all() and (env.S[:, CPU, P.STOCK] >= 1).all()
+
+
+def test_env_compile_setting_reaches_the_arena():
+    from melee_agent.config import ConfigError, load_config  # noqa: PLC0415
+    from melee_agent.envs import make_env  # noqa: PLC0415
+
+    assert make_env(load_config("default"), num_envs=2).compiled is False
+    assert make_env(load_config("default", ["env.compile=true"]), num_envs=2).compiled is True
+    with pytest.raises(ConfigError, match="env.compile"):
+        load_config("default", ["env.compile=fast"])

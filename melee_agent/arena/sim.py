@@ -24,13 +24,11 @@ STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
 BA, BB, BX, BY, BZ, BL, BR, SX, SY, LSH = range(10)
 
 
-def rand(env_id: torch.Tensor, tick: torch.Tensor, seed: int | torch.Tensor, n: int) -> torch.Tensor:
-    """``[B, n]`` uniforms from a counter hash of (seed, env, tick, k): no shared generator stream."""
-    return torch.stack(rand_columns(env_id, tick, seed, n), 1)
-
-
 def rand_columns(env_id: torch.Tensor, tick: torch.Tensor, seed: int | torch.Tensor, n: int) -> list[torch.Tensor]:
-    """:func:`rand` as ``n`` separate ``[B]`` columns (what a compiled frame fuses best)."""
+    """``n`` uniform ``[B]`` columns from a counter hash of (seed, env, tick, k): no shared generator stream.
+
+    Separate columns rather than one ``[B, n]`` tensor, which is what a compiled frame fuses best.
+    """
     base = (env_id.long() * 1_000_003 + tick.long() * 7_919 + seed * 104_729) * 16
     out = []
     for k in range(n):
@@ -385,7 +383,7 @@ def _blast_zones(S: torch.Tensor, spawn_x: torch.Tensor) -> torch.Tensor:
 
 
 def game_frame(fields: torch.Tensor, env_fields: torch.Tensor, ctrl: torch.Tensor, T: Tables,
-               level: dict[str, torch.Tensor], seed: int, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+               level: dict[str, torch.Tensor], seed: int | torch.Tensor, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Advance every environment one frame. Returns (damage [B, 2] taken by agent/cpu, KOs [B, 2]).
 
     ``fields`` is the player storage ``[len(P), 2, B]`` and ``env_fields`` the

@@ -1,8 +1,8 @@
 """Device tables built once from `data`: moves, action windows, CPU levels; and the column layout.
 
-Players live in one ``[B, 2, len(P)]`` float tensor (index 0 the agent, Fox; 1 the CPU, Marth) and
-per-environment counters in ``[B, len(E)]``, so freezing an environment that finished its macro
-is one ``torch.where`` per tensor.
+Players are read as ``S[B, 2, len(P)]`` (index 0 the agent, Fox; 1 the CPU, Marth) and
+per-environment counters as ``En[B, len(E)]``; both are views of field-major storage (see
+``storage``), and ``P`` and ``E`` name their columns.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from melee_agent.arena import data as d
 class P:  # per-player columns
     X, Y, VX, VY, KX, KY, ACT, FACE, GND, JUMPS, SHIELD, PCT, STOCK, MOVE, HITDONE, FF, JHELD, AF, STUN, INV, BUSY = range(21)
     N = 21
-    TIMERS = slice(18, 21)  # STUN, INV, BUSY: frame countdowns, updated together
 
 
 class E:  # per-environment columns
