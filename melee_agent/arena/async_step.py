@@ -90,13 +90,10 @@ def step_async(env: Any, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     start = env._ready
     if bool((((actions < 0) | (actions >= env.num_actions)) & start).any()):
         raise ValueError(f"actions must be in [0, {env.num_actions})")
-    untouchable = env.reward_kind == "untouchable"
-    args = (env._table, env._lengths, env.noop_index, env.T, env.level, env._seed, env._spawn_x, untouchable,
-            env.max_frames)
     acc, cur, mf = env._acc, env._cur, env._mf
     while True:
         acc, cur, mf, ready, done, terminal, truncated = env._frame_async(
-            env._fields, env._env_fields, start, actions, acc, cur, mf, *args)
+            env._fields, env._env_fields, start, actions, acc, cur, mf, *env._frame_args)
         if bool(ready.any()):
             break
         start = torch.zeros_like(start)  # later frames continue the macros

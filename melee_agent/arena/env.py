@@ -23,12 +23,12 @@ import torch
 
 from melee_agent.actions import get_action_set
 from melee_agent.arena import storage
-from melee_agent.arena.async_step import frame_async, step_async
+from melee_agent.arena.async_step import DEALT, FRAMES, HIT, LOST, REWARD, TAKEN, TOOK, frame_async, step_async
 from melee_agent.arena.compiled import compiled
-from melee_agent.arena.sim import game_frame, intangible
+from melee_agent.arena.sim import intangible
 from melee_agent.arena.storage import ENV_ROWS
 from melee_agent.arena.tables import AGENT, CPU, CPU_LEVELS, E, P, build_tables
-from melee_agent.rewards import MAX_FRAMES, check_reward, damage_reward, standing_noop_reward
+from melee_agent.rewards import MAX_FRAMES, check_reward
 
 
 class Arena:
@@ -46,7 +46,6 @@ class Arena:
         # A tensor, so that a compiled frame does not specialize (and recompile) on each seed.
         self._seed = torch.tensor(self.seed, dtype=torch.long, device=self.device)
         self.compiled = bool(compile)
-        self._game_frame = compiled(game_frame) if compile else game_frame
         self._frame_async = compiled(frame_async) if compile else frame_async
         self._finish_decision = compiled(storage.finish_decision) if compile else storage.finish_decision
         self.action_set = action_set
@@ -63,6 +62,9 @@ class Arena:
         self.level = {k: torch.tensor(float(v), device=self.device) for k, v in vars(lv).items()}
         self.level["smart"] = torch.tensor(cpu_level >= 7, device=self.device)
         self._spawn_x = torch.tensor([-40.0, 40.0], device=self.device)  # guess: respawn spots
+        # What frame_async needs besides the state, fixed for the arena's lifetime.
+        self._frame_args = (self._table, self._lengths, self.noop_index, self.T, self.level, self._seed,
+                            self._spawn_x, self.reward_kind == "untouchable", self.max_frames)
         # Field-major, player-major storage [N, 2, B]: one player's field is contiguous, so the
         # simulator's elementwise ops stream memory (and vectorize when compiled); S and En stay
         # [B, 2, N] and [B, N] views for callers.
@@ -115,47 +117,36 @@ class Arena:
         lens = self._lengths[actions.clamp(0, self.num_actions - 1)]
         if bool(((actions < 0) | (actions >= self.num_actions)).any()):
             raise ValueError(f"actions must be in [0, {self.num_actions})")
-        n_frames = int(lens.max())
-        zeros = torch.zeros(B, device=self.device)
-        done = torch.zeros(B, dtype=torch.bool, device=self.device)
-        terminal, truncated, hit = done.clone(), done.clone(), done.clone()
-        reward, frames = zeros.clone(), zeros.clone()
-        taken, dealt, lost, took = zeros.clone(), zeros.clone(), zeros.clone(), zeros.clone()
-        is_noop = actions == self.noop_index
-        for f in range(n_frames):
-            active = (lens > f) & ~done
+        # Every environment plays its whole macro: frame by frame through the same frame_async as
+        # step_async, with environments whose macro is over frozen until the longest one ends.
+        active = self._all
+        start = self._all
+        done = torch.zeros_like(active)
+        terminal, truncated = done.clone(), done.clone()
+        acc = tuple(torch.zeros(B, device=self.device) for _ in range(HIT + 1))
+        cur, mf = actions, torch.zeros_like(actions)
+        for f in range(int(lens.max())):
             if f > 0:
                 S0, E0 = S.clone(), En.clone()
-            ctrl = self._table[:, actions, f]
-            damage, ko = self._game_frame(self._fields, self._env_fields, ctrl, self.T, self.level, self._seed, self._spawn_x)
+            new_acc, cur, mf, ready, done_now, end, cut = self._frame_async(
+                self._fields, self._env_fields, start, actions, acc, cur, mf, *self._frame_args)
             if f > 0:
                 S.copy_(torch.where(active.view(-1, 1, 1), S, S0))
                 En.copy_(torch.where(active.view(-1, 1), En, E0))
-            a = active.float()
-            frames += a
-            taken += damage[:, AGENT] * a
-            dealt += damage[:, CPU] * a
-            lost += ko[:, AGENT].float() * a
-            took += ko[:, CPU].float() * a
-            hit_now = active & ((damage[:, AGENT] > 0) | ko[:, AGENT])
-            hit |= hit_now
-            if self.reward_kind == "untouchable":
-                r = standing_noop_reward(S[:, AGENT, P.ACT], is_noop)
-                end = hit_now
-            else:
-                r = damage_reward(damage[:, CPU], damage[:, AGENT], ko[:, CPU], ko[:, AGENT])
-                end = active & ((S[:, AGENT, P.STOCK] <= 0) | (S[:, CPU, P.STOCK] <= 0))
-            reward += r * a
-            cut = active & ~end & (En[:, E.EP_FRAME] >= self.max_frames)
+            acc = tuple(torch.where(active, n, o) for n, o in zip(new_acc, acc))
             terminal |= end & active
-            truncated |= cut
-            done |= (end & active) | cut
+            truncated |= cut & active
+            done |= done_now & active
+            active = active & ~ready
+            start = torch.zeros_like(start)
+        reward = acc[REWARD]
         out = self._finish_decision(self._fields, self._env_fields, self._all, done, actions.float(), reward, self.T,
                                     self.num_actions, self._seed, self.compiled)
         info: dict[str, Any] = {
-            "hit": hit, "terminal": terminal, "truncated": truncated, "frames": frames.long(),
+            "hit": acc[HIT] > 0, "terminal": terminal, "truncated": truncated, "frames": acc[FRAMES].long(),
             "episode_frame": out["episode_frame"].long(), "episode_return": out["episode_return"],
-            "damage_taken": taken, "damage_dealt": dealt, "stocks_lost": lost.long(), "stocks_taken": took.long(),
+            "damage_taken": acc[TAKEN], "damage_dealt": acc[DEALT], "stocks_lost": acc[LOST].long(),
+            "stocks_taken": acc[TOOK].long(),
             "final_obs": out["final"],
         }
         return out["next"], reward, done, info
