@@ -1,6 +1,6 @@
 """The manager's HTTP API (DESIGN.md): model download, experience upload, status.
 
-``create_app`` builds a FastAPI app whose lifespan starts the :class:`~manager.trainer.Trainer`
+``create_app`` builds a FastAPI app whose lifespan starts the :class:`~melee_agent.manager.trainer.Trainer`
 thread and stops it cleanly (final checkpoint, TensorBoard flushed). With a token, every
 ``/v1`` call needs ``Authorization: Bearer <token>``; ``/healthz`` and ``/readyz`` stay open.
 """
@@ -16,9 +16,10 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 
 from melee_agent.config import Config
+from melee_agent.rows import ROW_WIDTH
 from melee_agent.state import STATE_LAYOUT
 from melee_agent.wire import WireError, decode_experience
-from manager.trainer import QueueFull, Trainer
+from melee_agent.manager.trainer import QueueFull, Trainer
 
 HEADER_SLACK = 64 * 1024  # safetensors header and metadata beside the rows
 
@@ -27,7 +28,7 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
                resume: bool = False) -> FastAPI:
     state: dict[str, Trainer] = {}
     max_rows = cfg.manager.max_upload_rows
-    max_body = max_rows * 57 * 4 + HEADER_SLACK
+    max_body = max_rows * ROW_WIDTH * 4 + HEADER_SLACK
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from melee_agent.config import atomic_write_bytes
+from melee_agent.files import atomic_write_bytes
 
 _NAME = re.compile(r"^ckpt-(\d{9})\.pt$")
 

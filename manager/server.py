@@ -27,7 +27,7 @@ def serve(cfg: Config, run_dir: str | Path, host: str, port: int, device: str = 
           resume: bool = False, log_level: str = "info") -> None:
     import uvicorn  # noqa: PLC0415
 
-    from manager.app import create_app  # noqa: PLC0415
+    from melee_agent.manager.app import create_app  # noqa: PLC0415
 
     app = create_app(cfg, run_dir, device=device, token=token, resume=resume)
     uvicorn.run(app, host=host, port=port, workers=1, log_level=log_level, access_log=False)

@@ -23,14 +23,15 @@ from typing import Any
 import torch
 
 from melee_agent.actions import get_action_set
-from melee_agent.config import Config, atomic_write_bytes, save_resolved_config
+from melee_agent.config import Config, save_resolved_config
+from melee_agent.files import atomic_write_bytes
 from melee_agent.learner import Learner
 from melee_agent.model import model_to_bytes
-from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay
+from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
 from melee_agent.state import STATE_LAYOUT
 from melee_agent.wire import Experience
-from manager.checkpoints import latest, load_checkpoint, save_checkpoint
-from manager.metrics import Board, Rate
+from melee_agent.manager.checkpoints import latest, load_checkpoint, save_checkpoint
+from melee_agent.manager.metrics import Board, Rate
 
 log = logging.getLogger("melee_agent.manager")
 TRAIN_CHUNK = 25  # learner steps between looks at the queue
@@ -61,8 +62,9 @@ class Trainer:
         self.action_set = cfg.env.action_set
         self.num_actions = get_action_set(self.action_set).num_actions
         rc = cfg.replay
+        self.replay: Replay
         if rc.prioritized:
-            self.replay: DeviceReplay = PrioritizedDeviceReplay(rc.capacity, self.device, rc.block_size,
+            self.replay = PrioritizedDeviceReplay(rc.capacity, self.device, rc.block_size,
                                                                 alpha=rc.alpha, beta=rc.beta)
         else:
             self.replay = DeviceReplay(rc.capacity, self.device, rc.block_size)
@@ -130,10 +132,7 @@ class Trainer:
         return n
 
     def _ingest(self, exp: Experience) -> None:
-        if isinstance(self.replay, PrioritizedDeviceReplay) and exp.priority is not None:
-            self.replay.add(exp.rows, exp.priority)
-        else:
-            self.replay.add(exp.rows)
+        self.replay.add(exp.rows, exp.priority)
         self.rows_ingested += exp.rows.shape[0]
         stats = exp.stats
         if stats:
@@ -170,8 +169,7 @@ class Trainer:
         with self._lock:
             active = sum(1 for t in self.workers.values() if now - t < 60)
         return {
-            "replay_size": len(self.replay), "replay_capacity": self.replay.capacity if hasattr(self.replay, "capacity")
-            else self.cfg.replay.capacity, "replay_staged": self.replay.staged,
+            "replay_size": len(self.replay), "replay_capacity": self.replay.capacity, "replay_staged": self.replay.staged,
             "rows_accepted": self.rows_accepted, "rows_ingested": self.rows_ingested,
             "batches_accepted": self.batches_accepted, "queue_batches": self.queue.qsize(),
             "train_steps": self.learner.train_steps, "model_version": self.model.version,

@@ -94,6 +94,17 @@ class ActionSet:
             out[i, : len(a.frames)] = [f.row() for f in a.frames]
         return out
 
+    @cached_property
+    def noop_index(self) -> int:
+        """The action that only holds the controller neutral (``noop``; ``none_neutral`` in ``basic``).
+
+        What the ``untouchable`` reward pays for standing through, and what the noop policy plays.
+        """
+        for i, a in enumerate(self.actions):
+            if all(f == NEUTRAL for f in a.frames):
+                return i
+        raise ValueError(f"action set {self.name!r} has no all-neutral action")
+
     def index(self, name: str) -> int:
         try:
             return self.names.index(name)

@@ -17,17 +17,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
+import time
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from melee_agent.files import atomic_write_json
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+#: The shipped configs: the repository's ``configs/`` folder, installed as ``melee_agent.configs``.
+CONFIG_PACKAGE = "melee_agent.configs"
 
 
 @dataclass
@@ -164,34 +168,39 @@ def _apply(cfg: Config, section: str, key: str, value: Any, origin: str) -> None
     setattr(part, key, value)
 
 
-def resolve_config_path(name_or_path: str | os.PathLike | None) -> Path | None:
-    """`None` -> no file; a bare name like ``small`` -> ``configs/small.toml``; else a path."""
-    if name_or_path is None:
-        return None
+def shipped_configs() -> list[str]:
+    """Names of the configs that ship with the package (``default``, ``small``, ``dolphin``...)."""
+    return sorted(f.name[:-5] for f in resources.files(CONFIG_PACKAGE).iterdir() if f.name.endswith(".toml"))
+
+
+def _read_config_text(name_or_path: str | os.PathLike) -> tuple[str, str]:
+    """``(text, origin)`` of a config: a file path, or a bare name of a shipped config."""
     p = Path(name_or_path)
-    if p.exists():
-        return p
-    candidate = CONFIG_DIR / f"{name_or_path}.toml"
-    if p.suffix == "" and candidate.exists():
-        return candidate
-    raise ConfigError(f"config file not found: {name_or_path}")
+    if p.is_file():
+        return p.read_text(), str(p)
+    if p.suffix == "" and p.name == str(name_or_path):
+        shipped = resources.files(CONFIG_PACKAGE) / f"{name_or_path}.toml"
+        if shipped.is_file():
+            return shipped.read_text(), f"{name_or_path}.toml (shipped)"
+    raise ConfigError(f"config file not found: {name_or_path} (a TOML path, or one of the shipped configs: "
+                      f"{', '.join(shipped_configs())})")
 
 
 def load_config(path: str | os.PathLike | None = "default", overrides: list[str] | None = None) -> Config:
-    """Read a TOML config (a path or a name in ``configs/``) and apply ``section.key=value`` overrides."""
+    """Read a TOML config (a path, or the name of a shipped config) and apply ``section.key=value`` overrides."""
     cfg = Config()
-    file = resolve_config_path(path)
-    if file is not None:
+    if path is not None:
+        text, origin = _read_config_text(path)
         try:
-            data = tomllib.loads(file.read_text())
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{file}: not valid TOML: {e}") from None
-        cfg.name = str(data.pop("name", file.stem))
+            raise ConfigError(f"{origin}: not valid TOML: {e}") from None
+        cfg.name = str(data.pop("name", Path(path).stem))
         for section, table in data.items():
             if not isinstance(table, dict):
-                raise ConfigError(f"{file}: top-level key {section!r} must be a [section] table")
+                raise ConfigError(f"{origin}: top-level key {section!r} must be a [section] table")
             for key, value in table.items():
-                _apply(cfg, section, key, value, str(file))
+                _apply(cfg, section, key, value, origin)
     for item in overrides or []:
         if "=" not in item or "." not in item.split("=", 1)[0]:
             raise ConfigError(f"override {item!r} must look like section.key=value")
@@ -201,27 +210,21 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
     return cfg
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to `path` through a temp file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return json.dumps(str(v))  # a JSON string is a valid TOML basic string
 
 
-def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+def config_to_toml(cfg: Config) -> str:
+    """The config as a TOML file that :func:`load_config` reads back to an equal config."""
+    lines = [f"name = {_toml_value(cfg.name)}"]
+    for section, values in cfg.to_dict().items():
+        if isinstance(values, dict):
+            lines += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in values.items()]
+    return "\n".join(lines) + "\n"
 
 
 def save_resolved_config(cfg: Config, run_dir: str | os.PathLike) -> Path:
@@ -229,3 +232,8 @@ def save_resolved_config(cfg: Config, run_dir: str | os.PathLike) -> Path:
     out = Path(run_dir) / "config.json"
     atomic_write_json(out, cfg.to_dict())
     return out
+
+
+def default_run_dir(cfg: Config) -> Path:
+    """Where a run writes when no ``--run-dir`` is given: ``runs/<config name>-<local time>``."""
+    return Path("runs") / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -34,8 +34,9 @@ import torch
 
 from melee_agent.actions import apply_frame, get_action_set
 from melee_agent.config import DolphinConfig
-from melee_agent.rewards import STANDING, check_reward
+from melee_agent.rewards import check_reward, frame_outcome
 from melee_agent.state import encode_gamestate
+from melee_agent.vecenv import StepResult, step_info
 
 log = logging.getLogger("melee_agent.dolphin")
 
@@ -77,7 +78,11 @@ class FrameResult:
 
 
 class FrameRules:
-    """The arena's reward and episode rules, applied to libmelee GameStates frame by frame."""
+    """:func:`melee_agent.rewards.frame_outcome` (the arena's rules) applied to libmelee GameStates.
+
+    Reads each frame's damage and stock changes from the ports' percent and stock, then scores the
+    frame with the same function the arena uses.
+    """
 
     def __init__(self, agent_port: int, opponent_port: int, reward: str, max_frames: int):
         self.agent_port, self.opponent_port = agent_port, opponent_port
@@ -103,21 +108,19 @@ class FrameRules:
         pa, sa, po, so = self._prev  # type: ignore[misc]
         a_pct, a_stock, o_pct, o_stock = self._read(gs)
         self._prev = (a_pct, a_stock, o_pct, o_stock)
+        # Percent resets with a lost stock: damage counts only within a stock.
         taken = max(0.0, a_pct - pa) if a_stock == sa else 0.0
         dealt = max(0.0, o_pct - po) if o_stock == so else 0.0
         lost, took = max(0, sa - a_stock), max(0, so - o_stock)
-        hit = a_pct > pa or a_stock < sa  # rewards.agent_hit, on plain numbers
         self.episode_frame += 1
-        if self.reward == "untouchable":
-            standing = int(gs.players[self.agent_port].action.value) == STANDING
-            reward = (1.0 / 60.0) if (standing and noop) else 0.0
-            terminal = hit
-        else:
-            reward = 0.01 * (dealt - taken) + (took - lost)
-            terminal = a_stock <= 0 or o_stock <= 0
-        truncated = not terminal and self.episode_frame >= self.max_frames
+        t = lambda v: torch.tensor([v])  # noqa: E731
+        out = frame_outcome(self.reward == "untouchable", agent_action=t(int(gs.players[self.agent_port].action.value)),
+                            is_noop=t(noop), taken=t(taken), dealt=t(dealt), lost=t(lost), took=t(took),
+                            agent_stock=t(a_stock), opponent_stock=t(o_stock), episode_frame=t(self.episode_frame),
+                            max_frames=self.max_frames)
+        reward = float(out.reward)
         self.episode_return += reward
-        return FrameResult(reward, hit, taken, dealt, lost, took, terminal, truncated)
+        return FrameResult(reward, bool(out.hit), taken, dealt, lost, took, bool(out.terminal), bool(out.truncated))
 
 
 ConsoleFactory = Callable[[], Any]
@@ -142,7 +145,7 @@ class DolphinEnv:
         aset = get_action_set(action_set)
         self.action_set = aset
         self.num_actions = aset.num_actions
-        self.noop_index = aset.index("noop") if "noop" in aset.names else aset.index("none_neutral")
+        self.noop_index = aset.noop_index
         self.rules = FrameRules(cfg.agent_port, cfg.opponent_port, reward, max_frames)
         try:
             self.agent_character = melee.enums.Character[cfg.agent_character.upper()]
@@ -247,7 +250,7 @@ class DolphinEnv:
         self.prev_action = 0
         return torch.as_tensor(self._obs(gs), device=self.device).unsqueeze(0)
 
-    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def step(self, actions: torch.Tensor) -> StepResult:
         a = int(torch.as_tensor(actions).view(-1)[0])
         if not 0 <= a < self.num_actions:
             raise ValueError(f"actions must be in [0, {self.num_actions})")
@@ -278,20 +281,24 @@ class DolphinEnv:
         self.prev_action = a
         done = total.terminal or total.truncated
         obs = self._obs(self.gamestate)
-        t = lambda v, dt=torch.float32: torch.tensor([v], dtype=dt, device=self.device)  # noqa: E731
-        info = {"hit": t(total.hit, torch.bool), "terminal": t(total.terminal, torch.bool),
-                "truncated": t(total.truncated, torch.bool), "frames": t(played, torch.long),
-                "episode_frame": t(self.rules.episode_frame, torch.long),
-                "episode_return": t(self.rules.episode_return), "damage_taken": t(total.damage_taken),
-                "damage_dealt": t(total.damage_dealt), "stocks_lost": t(total.stocks_lost, torch.long),
-                "stocks_taken": t(total.stocks_taken, torch.long), "restarts": self.restarts,
-                "final_obs": torch.as_tensor(obs, device=self.device).unsqueeze(0)}
+        final_obs = torch.as_tensor(obs, device=self.device).unsqueeze(0)
+        info = step_info(ready=True, hit=total.hit, terminal=total.terminal, truncated=total.truncated,
+                         frames=played, episode_frame=self.rules.episode_frame,
+                         episode_return=self.rules.episode_return, damage_taken=total.damage_taken,
+                         damage_dealt=total.damage_dealt, stocks_lost=total.stocks_lost,
+                         stocks_taken=total.stocks_taken, final_obs=final_obs)
         if done:
             # The next episode starts on the next frame of the same (or a new) game.
             self.rules.start(self.gamestate)
             self.prev_action = 0
             obs = self._obs(self.gamestate)
-        return (torch.as_tensor(obs, device=self.device).unsqueeze(0), t(total.reward), t(done, torch.bool), info)
+        reward = torch.tensor([total.reward], dtype=torch.float32, device=self.device)
+        return (torch.as_tensor(obs, device=self.device).unsqueeze(0), reward,
+                torch.tensor([done], device=self.device), info)
+
+    def step_async(self, actions: torch.Tensor) -> StepResult:
+        """One Dolphin cannot run ahead of its decisions: ``step``, with the environment always ready."""
+        return self.step(actions)
 
     def close(self) -> None:
         try:

@@ -1,24 +1,21 @@
 """One way to build an environment from a config: the arena (default) or real Melee in Dolphin.
 
-Every environment has the arena's API: ``num_envs``, ``num_actions``, ``device``, ``reset() ->
-obs [B, 27]``, ``step(actions [B]) -> (obs, reward, done, info)`` with ``info`` keys ``hit``,
-``terminal``, ``truncated``, ``frames``, ``episode_frame``, ``episode_return``, ``damage_taken``,
-``damage_dealt``, ``stocks_lost``, ``stocks_taken``, ``final_obs``; and ``close()``.
+Both are a :class:`~melee_agent.vecenv.VecEnv`: ``reset``, ``step``, ``step_async`` reporting one
+:class:`~melee_agent.vecenv.StepInfo`, and ``close``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from melee_agent.config import Config
+from melee_agent.vecenv import VecEnv
 
 ENVS = ("arena", "dolphin")
 
 
 def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu", seed: int = 0,
-             cpu_level: int | None = None) -> Any:
+             cpu_level: int | None = None) -> VecEnv:
     kind = cfg.env.env
     level = cfg.env.cpu_level if cpu_level is None else cpu_level
     if kind == "arena":

@@ -1,7 +1,6 @@
 """Play N episodes with a policy and report the paper's metric and damage figures.
 
-Works on any environment with the arena's API (``reset``, ``step`` returning ``info["hit"]``,
-``info["frames"]``, ...). Each of ``min(num_envs, N)`` environments contributes its first
+Works on any :class:`~melee_agent.vecenv.VecEnv` (the arena, Dolphin). Each of ``min(num_envs, N)`` environments contributes its first
 episodes only, so short episodes are not over-counted.
 
 Reported: ``untouched_share`` (episodes that reach the frame limit without a hit: the paper's
@@ -16,10 +15,12 @@ from typing import Any, Callable
 
 import torch
 
+from melee_agent.vecenv import VecEnv
+
 FPS = 60.0
 
 
-def evaluate(env: Any, policy: Callable[[torch.Tensor], torch.Tensor], episodes: int, progress: bool = True,
+def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episodes: int, progress: bool = True,
              desc: str = "eval") -> dict[str, Any]:
     if episodes <= 0:
         raise ValueError(f"episodes must be positive, got {episodes}")
@@ -40,23 +41,22 @@ def evaluate(env: Any, policy: Callable[[torch.Tensor], torch.Tensor], episodes:
         from tqdm import tqdm  # noqa: PLC0415
         bar = tqdm(total=episodes, desc=desc, unit="ep", leave=False)
     obs = env.reset()
-    # The arena's step_async lets every environment decide on its own clock (no waiting on
-    # another's macro); its per-macro values count where info["ready"] says the macro ended.
-    step = getattr(env, "step_async", None) or env.step
+    # step_async lets every environment decide on its own clock (no waiting on another's
+    # macro); its per-macro values count where info.ready says the macro ended.
     while True:
         counting = done_count < quota
         if not bool(counting.any()):
             break
-        obs, _, done, info = step(policy(obs))
-        ready = info.get("ready", torch.ones_like(done))
+        obs, _, done, info = env.step_async(policy(obs))
+        ready = info.ready
         for k in running:
             running[k] += torch.where(ready, info[k].float(), 0.0)
-        new_hit = info["hit"] & ready & (first_hit == 0)
-        first_hit = torch.where(new_hit, info["episode_frame"].float(), first_hit)
+        new_hit = info.hit & ready & (first_hit == 0)
+        first_hit = torch.where(new_hit, info.episode_frame.float(), first_hit)
         finished = done & counting
         if bool(finished.any()):
             idx = finished.nonzero().view(-1).tolist()
-            ep_frames = info["episode_frame"].tolist()
+            ep_frames = info.episode_frame.tolist()
             fh = first_hit.tolist()
             vals = {k: v.tolist() for k, v in running.items()}
             for i in idx:

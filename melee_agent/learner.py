@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 from melee_agent.config import LearnerConfig
 from melee_agent.model import DuelingDQN
+from melee_agent.replay import Replay, ReplayBatch
 from melee_agent.state import STATE_DIM
 
 METRIC_NAMES = ("loss", "q_mean", "td_abs", "grad_norm")
@@ -74,7 +75,7 @@ class Learner:
 
     def __init__(
         self,
-        replay: Any,
+        replay: Replay,
         num_actions: int,
         device: str | torch.device = "cpu",
         batch_size: int = 128,
@@ -88,9 +89,8 @@ class Learner:
     ):
         self.replay = replay
         self.device = torch.device(device)
-        replay_device = getattr(replay, "device", None)
-        if replay_device is not None and not _same_device(torch.device(replay_device), self.device):
-            raise ValueError(f"the replay is on {replay_device} but the learner on {self.device}: "
+        if not _same_device(torch.device(replay.device), self.device):
+            raise ValueError(f"the replay is on {replay.device} but the learner on {self.device}: "
                              "a train step must not copy batches between devices")
         self.num_actions = num_actions
         self.batch_size = batch_size
@@ -105,16 +105,15 @@ class Learner:
         self.train_steps = 0
         self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
         self._acc_steps = 0
-        self._prioritized = hasattr(replay, "update_priorities")
 
     @classmethod
-    def from_config(cls, replay: Any, num_actions: int, device: str | torch.device, cfg: LearnerConfig,
+    def from_config(cls, replay: Replay, num_actions: int, device: str | torch.device, cfg: LearnerConfig,
                     model: DuelingDQN | None = None) -> "Learner":
         return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
                    grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,
                    huber_delta=cfg.huber_delta, model=model)
 
-    def step(self, batch: Any = None) -> dict[str, float] | None:
+    def step(self, batch: ReplayBatch | None = None) -> dict[str, float] | None:
         """One train step on a sampled batch; returns averaged metrics every ``metrics_every`` steps."""
         if batch is None:
             batch = self.replay.sample(self.batch_size)
@@ -130,7 +129,7 @@ class Learner:
         grad_norm = torch.nn.utils.clip_grad_norm_(self.online.parameters(), self.grad_clip)
         self.optimizer.step()
 
-        if self._prioritized:
+        if self.replay.prioritized:
             self.replay.update_priorities(batch.idx, td.detach().abs())
         self.train_steps += 1
         if self.train_steps % self.target_sync == 0:

@@ -27,7 +27,8 @@ from safetensors.torch import load as st_load_bytes
 from safetensors.torch import save as st_save_bytes
 from torch import nn
 
-from melee_agent.config import atomic_write_bytes
+from melee_agent.files import atomic_write_bytes
+from melee_agent.safetensors_header import read_metadata
 from melee_agent.state import STATE_DIM, STATE_LAYOUT
 
 MODEL_SCHEMA = "melee-agent/model/1"
@@ -75,20 +76,6 @@ def model_to_bytes(
     return st_save_bytes(weights, metadata=meta)
 
 
-def _read_metadata(data: bytes) -> dict[str, str]:
-    # The safetensors header is a little-endian u64 length, then JSON; read metadata without tensors.
-    if len(data) < 8:
-        raise ValueError("not a safetensors file (shorter than its 8-byte header length)")
-    n = int.from_bytes(data[:8], "little")
-    if n <= 0 or 8 + n > len(data):
-        raise ValueError("not a safetensors file (bad header length)")
-    try:
-        header = json.loads(data[8 : 8 + n])
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError("not a safetensors file (header is not JSON)") from None
-    return dict(header.get("__metadata__") or {})
-
-
 def _expected_actions(action_set: str | None) -> int | None:
     # A file naming a known action set must have that many outputs; unknown names are left to callers.
     from melee_agent.actions import ACTION_SETS
@@ -106,7 +93,7 @@ def model_from_bytes(
     origin: str = "model",
 ) -> tuple[DuelingDQN, dict[str, Any]]:
     """Rebuild a :class:`DuelingDQN` from model-file bytes, checking schema, layout and action set."""
-    meta = _read_metadata(data)
+    meta = read_metadata(data)
     if meta.get("schema") != MODEL_SCHEMA:
         raise ValueError(f"{origin}: schema is {meta.get('schema')!r}, expected {MODEL_SCHEMA!r}")
     if state_layout is not None and meta.get("state_layout") != state_layout:

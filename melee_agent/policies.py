@@ -23,14 +23,15 @@ from typing import Callable
 
 import torch
 
+from melee.enums import Action
+
 from melee_agent.actions import get_action_set
-from melee_agent.arena.data import MARTH_MOVES
+from melee_agent.arena.data import MARTH_ATTACK_ACTIONS
 from melee_agent.state import STATE_FIELDS, STATE_NAMES
 
 Policy = Callable[[torch.Tensor], torch.Tensor]
 _COL = {name: i for i, name in enumerate(STATE_NAMES)}
 _SCALE = {f.name: (f.offset, f.scale) for f in STATE_FIELDS}
-ATTACK_IDS = tuple(m.action for m in MARTH_MOVES)
 
 
 def _raw(obs: torch.Tensor, name: str) -> torch.Tensor:
@@ -40,7 +41,8 @@ def _raw(obs: torch.Tensor, name: str) -> torch.Tensor:
 
 
 def noop_policy(action_set: str) -> Policy:
-    return lambda obs: torch.zeros(obs.shape[0], dtype=torch.long, device=obs.device)
+    noop = get_action_set(action_set).noop_index
+    return lambda obs: torch.full((obs.shape[0],), noop, dtype=torch.long, device=obs.device)
 
 
 def random_policy(action_set: str, seed: int = 0) -> Policy:
@@ -58,19 +60,17 @@ def random_policy(action_set: str, seed: int = 0) -> Policy:
 
 def dodger_policy(action_set: str, reach: float = 45.0, dash_reach: float = 70.0, react_frames: int = 3) -> Policy:
     aset = get_action_set(action_set)
-    if action_set == "untouchable":
-        noop, dodge = aset.index("noop"), aset.index("spot_dodge")
-    else:
-        noop, dodge = aset.index("none_neutral"), aset.index("l_down")
+    noop = aset.noop_index
+    dodge = aset.index("spot_dodge" if action_set == "untouchable" else "l_down")
 
     def act(obs: torch.Tensor) -> torch.Tensor:
         opp_action = torch.round(_raw(obs, "opponent_action"))
         opp_frame = torch.round(_raw(obs, "opponent_action_frame"))
         dist = (_raw(obs, "agent_x") - _raw(obs, "opponent_x")).abs()
         attacking = torch.zeros_like(dist, dtype=torch.bool)
-        for a in ATTACK_IDS:
+        for a in MARTH_ATTACK_ACTIONS:
             attacking |= opp_action == a
-        dash = opp_action == ATTACK_IDS[-1]
+        dash = opp_action == Action.DASH_ATTACK.value
         close = dist <= torch.where(dash, torch.full_like(dist, dash_reach), torch.full_like(dist, reach))
         go = attacking & (opp_frame <= react_frames) & close
         return torch.where(go, dodge, noop).long()

@@ -31,20 +31,15 @@ Example::
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 
-from melee_agent.state import STATE_DIM
+from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
 
-ROW_WIDTH = 2 * STATE_DIM + 3
-OBS = slice(0, STATE_DIM)
-ACTION = STATE_DIM
-REWARD = STATE_DIM + 1
-DISCOUNT = STATE_DIM + 2
-NEXT_OBS = slice(STATE_DIM + 3, ROW_WIDTH)
-assert ROW_WIDTH == 57
+__all__ = ["ROW_WIDTH", "Replay", "ReplayBatch", "DeviceStorage", "StagingWriter", "UniformSampler", "DeviceReplay",
+           "SumTree", "PrioritizedDeviceReplay", "HostReplay"]
 
 
 class ReplayBatch:
@@ -85,6 +80,38 @@ class ReplayBatch:
     @property
     def next_obs(self) -> torch.Tensor:  # [B, 27]
         return self.rows[:, NEXT_OBS]
+
+
+@runtime_checkable
+class Replay(Protocol):
+    """What the learner and the manager need of a replay (device, prioritized or in-RAM alike).
+
+    ``prioritized`` says whether ``add``'s initial priorities are kept and ``update_priorities``
+    may be called; a uniform replay accepts and ignores priorities on ``add`` (a worker may send
+    them to any manager) and refuses ``update_priorities``.
+    """
+
+    device: torch.device
+    capacity: int
+    prioritized: bool
+
+    def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None: ...
+
+    def flush(self) -> None: ...
+
+    @property
+    def staged(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    def sample(self, batch_size: int) -> ReplayBatch: ...
+
+    def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None: ...
+
+
+def _no_priorities(replay: Any) -> None:
+    raise TypeError(f"{type(replay).__name__} samples uniformly and keeps no priorities "
+                    "(use PrioritizedDeviceReplay: replay.prioritized = true)")
 
 
 def _check_rows(rows: Any) -> np.ndarray | torch.Tensor:
@@ -246,7 +273,10 @@ class DeviceReplay:
         self.capacity = self.storage.capacity
         self.block_size = self.writer.block_size
 
-    def add(self, rows: np.ndarray | torch.Tensor) -> None:
+    prioritized = False
+
+    def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None:
+        """Stage rows for the device (``priority`` is ignored: sampling is uniform)."""
         if rows.ndim == 1:
             if rows.shape[0] != ROW_WIDTH:
                 raise ValueError(f"a row must have {ROW_WIDTH} values, got {rows.shape[0]}")
@@ -267,6 +297,9 @@ class DeviceReplay:
     def sample(self, batch_size: int) -> ReplayBatch:
         idx, weight = self.sampler.sample(batch_size)
         return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
+
+    def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
+        _no_priorities(self)
 
     def nbytes(self) -> int:
         """Bytes held: the storage plus the staging block(s)."""
@@ -314,6 +347,8 @@ class PrioritizedDeviceReplay(DeviceReplay):
     New rows get the priority given to ``add`` (actors' initial priorities) or else the largest
     priority seen so far. Sampling is stratified: one draw per equal slice of the total mass.
     """
+
+    prioritized = True
 
     def __init__(self, capacity: int, device: str | torch.device = "cpu", block_size: int = 2000,
                  alpha: float = 0.6, beta: float = 0.4, seed: int | None = None, eps: float = 1e-6):
@@ -385,7 +420,11 @@ class HostReplay:
         self.cursor = 0
         self.rng = random.Random(seed)
 
-    def add(self, rows: np.ndarray | torch.Tensor) -> None:
+    prioritized = False
+    staged = 0  # rows go straight into the list
+
+    def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None:
+        """Append rows (``priority`` is ignored: sampling is uniform)."""
         if isinstance(rows, torch.Tensor):
             rows = rows.detach().cpu().numpy()
         if rows.ndim == 1:
@@ -409,3 +448,6 @@ class HostReplay:
         rows = torch.from_numpy(np.stack(picked)).to(self.device)
         idx = torch.full((batch_size,), -1, dtype=torch.long, device=self.device)
         return ReplayBatch.from_rows(rows, idx, torch.ones(batch_size, device=self.device))
+
+    def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
+        _no_priorities(self)

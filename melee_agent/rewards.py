@@ -1,19 +1,25 @@
-"""Reward and episode rules, shared by the arena and the Dolphin loop (torch tensors, any B).
+"""Reward and episode rules, one copy for the arena and the Dolphin loop (torch tensors, any B).
 
 ``untouchable`` (Dilipkumar et al. 2017): +1/60 for every frame the agent spends in STANDING
-during a noop; the episode ends (terminal) the moment the agent is hit, i.e. its percent rises or
-it loses a stock, and is cut off (not terminal) after 3,600 frames.
+during a noop; the episode ends (terminal) the moment the agent is hit, i.e. it takes damage or
+loses a stock, and is cut off (not terminal) after ``max_frames`` (3,600: one minute).
 ``damage``: ``0.01 * (dealt - taken) + (stocks taken - stocks lost)`` per frame; the episode ends
 with the game (a player out of stocks), and is also cut off at the frame limit.
 
 Example::
 
     >>> import torch
-    >>> standing_noop_reward(torch.tensor([14, 235]), torch.tensor([True, True]))
-    tensor([0.0167, 0.0000])
+    >>> t = lambda *v: torch.tensor(v)
+    >>> out = frame_outcome(True, agent_action=t(14, 14), is_noop=t(True, True), taken=t(0.0, 9.0),
+    ...                     dealt=t(0.0, 0.0), lost=t(0.0, 0.0), took=t(0.0, 0.0), agent_stock=t(4.0, 4.0),
+    ...                     opponent_stock=t(4.0, 4.0), episode_frame=t(10.0, 10.0), max_frames=3600)
+    >>> out.reward, out.terminal.tolist()
+    (tensor([0.0167, 0.0167]), [False, True])
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import torch
 from melee.enums import Action
@@ -29,18 +35,39 @@ def check_reward(name: str) -> str:
     return name
 
 
+class FrameOutcome(NamedTuple):
+    reward: torch.Tensor  # float32
+    hit: torch.Tensor  # bool: the agent took damage or lost a stock this frame
+    terminal: torch.Tensor  # bool: the episode ends by its rules
+    truncated: torch.Tensor  # bool: cut at the frame limit (never also terminal)
+
+
 def standing_noop_reward(agent_action: torch.Tensor, is_noop: torch.Tensor) -> torch.Tensor:
     """``untouchable``: 1/60 where the agent stands during a noop."""
     return ((agent_action == STANDING) & is_noop).to(torch.float32) / 60.0
-
-
-def agent_hit(percent_before: torch.Tensor, percent_after: torch.Tensor, stock_before: torch.Tensor,
-              stock_after: torch.Tensor) -> torch.Tensor:
-    """The agent was hit: its percent rose or it lost a stock."""
-    return (percent_after > percent_before) | (stock_after < stock_before)
 
 
 def damage_reward(dealt: torch.Tensor, taken: torch.Tensor, stocks_taken: torch.Tensor,
                   stocks_lost: torch.Tensor) -> torch.Tensor:
     """``damage``: 0.01 x (damage dealt - damage taken) + (stocks taken - stocks lost)."""
     return 0.01 * (dealt - taken) + (stocks_taken.to(torch.float32) - stocks_lost.to(torch.float32))
+
+
+def frame_outcome(untouchable: bool, *, agent_action: torch.Tensor, is_noop: torch.Tensor, taken: torch.Tensor,
+                  dealt: torch.Tensor, lost: torch.Tensor, took: torch.Tensor, agent_stock: torch.Tensor,
+                  opponent_stock: torch.Tensor, episode_frame: torch.Tensor, max_frames: int) -> FrameOutcome:
+    """One frame's reward and episode end, from what the frame did (``[B]`` each).
+
+    ``taken``/``dealt`` are this frame's damage, ``lost``/``took`` its stocks lost and taken,
+    ``agent_stock``/``opponent_stock`` the stocks after it, ``episode_frame`` the frames played in
+    the episode including this one. ``untouchable`` picks that reward (else ``damage``).
+    """
+    hit = (taken > 0) | (lost > 0)
+    if untouchable:
+        reward = standing_noop_reward(agent_action, is_noop)
+        terminal = hit
+    else:
+        reward = damage_reward(dealt, taken, took, lost)
+        terminal = (agent_stock <= 0) | (opponent_stock <= 0)
+    truncated = ~terminal & (episode_frame >= max_frames)
+    return FrameOutcome(reward, hit, terminal, truncated)

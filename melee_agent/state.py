@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
+import torch
 
 STATE_LAYOUT = "untouchable-27"
 PLAYER_DIM = 13
@@ -67,25 +68,7 @@ RAW_FIELDS: tuple[str, ...] = tuple(f.source for f in STATE_FIELDS)
 
 
 def _is_torch(x: Any) -> bool:
-    return type(x).__module__.startswith("torch")
-
-
-def _encode_one(f: StateField, raw: Any, torch_mod: Any) -> Any:
-    if torch_mod is not None:
-        v = raw.to(torch_mod.float32)
-        v = torch_mod.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
-        if f.invert:
-            v = 1.0 - v
-        if f.cap != math.inf:
-            v = v.clamp(max=f.cap)
-        return ((v + f.offset) / f.scale).clamp(0.0, 1.0)
-    v = np.asarray(raw, dtype=np.float32)
-    v = np.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
-    if f.invert:
-        v = 1.0 - v
-    if f.cap != math.inf:
-        v = np.minimum(v, np.float32(f.cap))
-    return np.clip((v + np.float32(f.offset)) / np.float32(f.scale), 0.0, 1.0).astype(np.float32)
+    return isinstance(x, torch.Tensor)
 
 
 def encode_players(
@@ -96,26 +79,25 @@ def encode_players(
 ) -> Any:
     """Encode batches of raw player fields into ``[B, 27]`` (torch in, torch out; else numpy).
 
-    ``agent`` and ``opponent`` map each name in :data:`RAW_FIELDS` to a ``[B]`` array; booleans
-    are fine. ``previous_action`` is ``[B]`` action indices in ``[0, num_actions)``.
+    ``agent`` and ``opponent`` map each name in :data:`RAW_FIELDS` to a ``[B]`` array (or a
+    scalar); booleans are fine. ``previous_action`` is ``[B]`` action indices in
+    ``[0, num_actions)``. The fields are stacked into ``[B, 2, 13]`` and encoded by
+    :func:`encode_raw_matrix`, the one implementation of the table.
     """
-    torch_mod = None
-    if _is_torch(previous_action) or _is_torch(next(iter(agent.values()))):
-        import torch as torch_mod  # noqa: PLC0415
     cols = []
     for side in (agent, opponent):
         missing = [f.source for f in STATE_FIELDS if f.source not in side]
         if missing:
             raise KeyError(f"player fields missing: {', '.join(missing)}")
-        cols.extend(_encode_one(f, side[f.source], torch_mod) for f in STATE_FIELDS)
-    denom = float(max(num_actions - 1, 1))
-    if torch_mod is not None:
-        prev = torch_mod.as_tensor(previous_action, device=cols[0].device).to(torch_mod.float32)
-        cols.append((prev / denom).clamp(0.0, 1.0))
-        return torch_mod.stack(torch_mod.broadcast_tensors(*cols), dim=-1)
-    prev = np.asarray(previous_action, dtype=np.float32)
-    cols.append(np.clip(prev / np.float32(denom), 0.0, 1.0).astype(np.float32))
-    return np.stack(np.broadcast_arrays(*cols), axis=-1).astype(np.float32)
+        cols.extend(side[f.source] for f in STATE_FIELDS)
+    if _is_torch(previous_action) or _is_torch(cols[0]):
+        device = (previous_action if _is_torch(previous_action) else cols[0]).device
+        *fields, prev = torch.broadcast_tensors(
+            *(torch.as_tensor(c, device=device).to(torch.float32) for c in (*cols, previous_action)))
+        return encode_raw_matrix(torch.stack(fields, dim=-1).unflatten(-1, (2, PLAYER_DIM)), prev, num_actions)
+    *fields, prev = np.broadcast_arrays(*(np.asarray(c, dtype=np.float32) for c in (*cols, previous_action)))
+    raw = torch.from_numpy(np.stack(fields, axis=-1)).unflatten(-1, (2, PLAYER_DIM))
+    return encode_raw_matrix(raw, torch.from_numpy(np.array(prev)), num_actions).numpy()
 
 
 def player_fields(player: Any) -> dict[str, float]:
@@ -159,26 +141,33 @@ def encode_gamestate(
     return encode_players(agent, opponent, previous_action, num_actions)
 
 
-_TABLE_CACHE: dict[Any, tuple[Any, ...]] = {}
+_TABLE_CACHE: dict[Any, tuple[torch.Tensor, ...]] = {}
 
 
-def encode_raw_matrix(raw: Any, previous_action: Any, num_actions: int) -> Any:
-    """Fast batch path of the same table: ``raw`` is a torch ``[B, 2, 13]`` tensor of the
-    :data:`RAW_FIELDS` in order (agent then opponent); returns ``[B, 27]``. The simulator uses
-    this (a handful of tensor ops instead of one per field)."""
-    import torch  # noqa: PLC0415
-
-    key = (raw.device, raw.dtype)
+def _table(dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """The table's constants as tensors (offset, scale, cap, invert), built once per device."""
+    key = (device, dtype)
     if key not in _TABLE_CACHE:
-        t = lambda vals: torch.tensor(vals, dtype=raw.dtype, device=raw.device)  # noqa: E731
+        t = lambda vals: torch.tensor(vals, dtype=dtype, device=device)  # noqa: E731
         _TABLE_CACHE[key] = (
             t([f.offset for f in STATE_FIELDS]), t([f.scale for f in STATE_FIELDS]),
             t([f.cap if f.cap != math.inf else 3.0e38 for f in STATE_FIELDS]),
-            torch.tensor([f.invert for f in STATE_FIELDS], device=raw.device),
+            torch.tensor([f.invert for f in STATE_FIELDS], device=device),
         )
-    offset, scale, cap, invert = _TABLE_CACHE[key]
+    return _TABLE_CACHE[key]
+
+
+def encode_raw_matrix(raw: torch.Tensor, previous_action: torch.Tensor, num_actions: int) -> torch.Tensor:
+    """The table applied to a torch ``[..., 2, 13]`` tensor of the :data:`RAW_FIELDS` in order (agent
+    then opponent) and ``[...]`` previous actions; returns ``[..., 27]``.
+
+    Per value: ``clip((min(raw, cap) + offset) / scale, 0, 1)`` (``1 - raw`` first where the field
+    inverts); non-finite raw values count as 0. Every encoder (live game state, replay file,
+    arena tensors) ends here.
+    """
+    offset, scale, cap, invert = _table(raw.dtype, raw.device)
     v = torch.nan_to_num(raw, nan=0.0, posinf=0.0, neginf=0.0)
     v = torch.where(invert, 1.0 - v, v)
     v = ((torch.minimum(v, cap) + offset) / scale).clamp(0.0, 1.0)
     prev = (previous_action.to(raw.dtype) / float(max(num_actions - 1, 1))).clamp(0.0, 1.0)
-    return torch.cat((v.flatten(1), prev.unsqueeze(1)), dim=1)
+    return torch.cat((v.flatten(-2), prev.unsqueeze(-1)), dim=-1)

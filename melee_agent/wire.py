@@ -19,13 +19,13 @@ Example::
 from __future__ import annotations
 
 import json
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from melee_agent.replay import ACTION, DISCOUNT, ROW_WIDTH
+from melee_agent.rows import ACTION, DISCOUNT, ROW_WIDTH
+from melee_agent.safetensors_header import HeaderError, read_header
 from melee_agent.state import STATE_LAYOUT
 
 EXPERIENCE_SCHEMA = "melee-agent/experience/1"
@@ -63,18 +63,10 @@ def encode_experience(rows: np.ndarray, *, action_set: str, worker_id: str, batc
 
 
 def _header(data: bytes) -> dict[str, Any]:
-    if len(data) < 8:
-        raise WireError(400, f"not a safetensors file: {len(data)} bytes is shorter than its 8-byte header length")
-    (n,) = struct.unpack("<Q", data[:8])
-    if n > len(data) - 8 or n > 1_000_000:
-        raise WireError(400, f"not a safetensors file: header length {n} does not fit a {len(data)}-byte body")
     try:
-        header = json.loads(data[8:8 + n])
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise WireError(400, "not a safetensors file: its header is not JSON") from None
-    if not isinstance(header, dict):
-        raise WireError(400, "not a safetensors file: its header is not a JSON object")
-    return header
+        return read_header(data)
+    except HeaderError as e:
+        raise WireError(400, str(e)) from None
 
 
 def decode_experience(data: bytes, *, action_set: str, num_actions: int, max_rows: int,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from melee_agent.arena import Arena
-from melee_agent.arena.tables import AGENT, CPU, P
+from melee_agent.arena.layout import AGENT, CPU, P
 
 
 def _play(compile: bool, calls: int, lockstep: bool) -> list[tuple[torch.Tensor, ...]]:
@@ -17,7 +17,7 @@ def _play(compile: bool, calls: int, lockstep: bool) -> list[tuple[torch.Tensor,
     for _ in range(calls):
         a = torch.randint(0, env.num_actions, (env.num_envs,), generator=gen)
         obs, reward, done, info = env.step(a) if lockstep else env.step_async(a)
-        out.append((obs, reward, done, info.get("ready", done), info["hit"], info["episode_frame"],
+        out.append((obs, reward, done, info.ready, info["hit"], info["episode_frame"],
                     env.S[:, :, P.ACT].clone(), env.S[:, :, P.STOCK].clone()))
     return out
 

@@ -7,7 +7,7 @@ import torch
 from melee.enums import Action
 
 from melee_agent.arena import Arena
-from melee_agent.arena.tables import AGENT, CPU, E, P
+from melee_agent.arena.layout import AGENT, CPU, E, P
 from melee_agent.state import STATE_DIM
 
 

@@ -12,7 +12,8 @@ from melee.enums import Action, Character
 from melee_agent.actions import get_action_set
 from melee_agent.arena import Arena
 from melee_agent.arena import data as d
-from melee_agent.arena.tables import AGENT, CPU, E, MOVE_INDEX, P
+from melee_agent.arena.layout import AGENT, CPU, E, P
+from melee_agent.arena.tables import MOVE_INDEX
 
 FD = melee.framedata.FrameData()
 NOOP = 0

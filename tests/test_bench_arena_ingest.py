@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bench(kind: str, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "melee_agent_cli.main", "bench", kind, "--quick", "--json", str(out),
+    return subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "bench", kind, "--quick", "--json", str(out),
                            *extra],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
 

@@ -5,7 +5,7 @@ import sys
 
 def test_bench_replay_quick_prints_table_and_writes_json(tmp_path):
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "melee_agent_cli", "bench", "replay", "--quick",
+    proc = subprocess.run([sys.executable, "-m", "melee_agent.cli", "bench", "replay", "--quick",
                            "--train-steps", "5", "--json", str(out)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "sample latency" in proc.stdout and "train step" in proc.stdout

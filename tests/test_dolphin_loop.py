@@ -172,7 +172,7 @@ def test_dolphin_eval_cli_without_paths_prints_what_to_set():
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "melee_agent_cli.main", "eval", "--config", "dolphin", "--env",
+    proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "eval", "--config", "dolphin", "--env",
                            "dolphin", "--policy", "noop", "--episodes", "1"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parent.parent, timeout=120)
     assert proc.returncode == 2 and "dolphin.dolphin_path is not set" in proc.stderr

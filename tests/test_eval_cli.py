@@ -17,7 +17,7 @@ KEYS = ("policy", "cpu_level", "episodes", "untouched_share", "mean_seconds_to_f
 
 
 def _eval(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "melee_agent_cli.main", "eval", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "eval", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
 
 

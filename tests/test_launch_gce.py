@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from melee_agent_cli.main import build_parser
-from workers.gce import GceSettings, gcloud_commands, plan, render_startup_script
+from melee_agent.cli.main import build_parser
+from melee_agent.workers.gce import GceSettings, gcloud_commands, plan, render_startup_script
 
 SENTINEL = "tok-SENTINEL-9f8e7d"
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +57,7 @@ def test_no_token_or_secret_value_appears_in_commands_or_script(monkeypatch):
     monkeypatch.setenv("MELEE_AGENT_TOKEN", SENTINEL)
     commands, script = plan(args("--spot"), "/tmp/s.sh")
     assert SENTINEL not in script and all(SENTINEL not in part for c in commands for part in c)
-    proc = subprocess.run([sys.executable, "-m", "melee_agent_cli.main", "launch", "gce", "--count", "2", "--project",
+    proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "launch", "gce", "--count", "2", "--project",
                            "p", "--zone", "z", "--manager", "http://m:8000", "--bucket", "gs://b", "--dry-run"],
                           capture_output=True, text=True, cwd=ROOT, env={"MELEE_AGENT_TOKEN": SENTINEL,
                                                                          "PATH": "/usr/bin:/bin"}, timeout=120)

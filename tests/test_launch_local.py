@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from workers.launch_local import LocalFleet
+from melee_agent.workers.launch_local import LocalFleet
 
 
 def test_fleet_gives_each_worker_its_index_and_restarts_the_dead(tmp_path):

@@ -15,11 +15,11 @@ import uvicorn
 
 from melee_agent.config import load_config
 from melee_agent.model import model_from_bytes
-from melee_agent.replay import ACTION, DISCOUNT
+from melee_agent.rows import ACTION, DISCOUNT
 from melee_agent.wire import encode_experience
-from manager.app import create_app
-from manager.checkpoints import list_checkpoints
-from workers.client import ManagerClient, ManagerError
+from melee_agent.manager.app import create_app
+from melee_agent.manager.checkpoints import list_checkpoints
+from melee_agent.workers.client import ManagerClient, ManagerError
 
 TOKEN = "s3cret-token-for-tests"
 
@@ -152,7 +152,7 @@ def test_oversized_upload_is_413_and_resume_continues_counters(tmp_path):
 
 
 def test_resume_without_checkpoint_fails_clearly(tmp_path):
-    from manager.trainer import Trainer
+    from melee_agent.manager.trainer import Trainer
 
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         Trainer(load_config("small"), tmp_path, resume=True)

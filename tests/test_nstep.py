@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from melee_agent.replay import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD
-from workers.nstep import nstep_rows
-from workers.play import SegmentPlayer, ape_x_epsilon
+from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD
+from melee_agent.workers.nstep import nstep_rows
+from melee_agent.workers.play import SegmentPlayer, ape_x_epsilon
 
 
 def _reference(obs, action, reward, next_obs, done, terminal, n, gamma):

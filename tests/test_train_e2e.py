@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "melee_agent_cli.main"]
+CLI = [sys.executable, "-m", "melee_agent.cli.main"]
 
 
 def _free_port() -> int:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save
 
-from melee_agent.replay import ACTION, DISCOUNT
+from melee_agent.rows import ACTION, DISCOUNT
 from melee_agent.wire import EXPERIENCE_SCHEMA, WireError, decode_experience, encode_experience
 
 

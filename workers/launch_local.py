@@ -36,7 +36,7 @@ class LocalFleet:
         self._died_at = [0.0] * self.count
 
     def command(self, index: int) -> list[str]:
-        return [sys.executable, "-m", "melee_agent_cli.main", "worker", "--manager", self.manager,
+        return [sys.executable, "-m", "melee_agent.cli.main", "worker", "--manager", self.manager,
                 "--worker-index", str(index), "--num-workers", str(self.count), *self.worker_args]
 
     def _spawn(self, index: int) -> subprocess.Popen:

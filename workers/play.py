@@ -21,7 +21,8 @@ from typing import Any
 import torch
 
 from melee_agent.model import DuelingDQN
-from workers.nstep import nstep_rows
+from melee_agent.vecenv import VecEnv
+from melee_agent.workers.nstep import nstep_rows
 
 
 def env_epsilons(index: int, count: int, envs: int, base: float = 0.4, alpha: float = 7.0) -> torch.Tensor:
@@ -62,7 +63,7 @@ class SegmentStats:
 class SegmentPlayer:
     """Keeps an environment running across segments; ``play`` returns rows and stats for one."""
 
-    def __init__(self, env: Any, epsilon: float | torch.Tensor, n_step: int, gamma: float, seed: int = 0):
+    def __init__(self, env: VecEnv, epsilon: float | torch.Tensor, n_step: int, gamma: float, seed: int = 0):
         self.env = env
         # One epsilon for all environments, or one per environment ([B]).
         self.epsilon = torch.as_tensor(epsilon, dtype=torch.float32, device=env.device).expand(env.num_envs)
@@ -86,12 +87,11 @@ class SegmentPlayer:
     def play(self, model: DuelingDQN, frames_per_env: int, max_steps: int | None = None) -> tuple[torch.Tensor, SegmentStats]:
         """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` decisions).
 
-        Environments with ``step_async`` (the arena) decide asynchronously, so none waits for
-        another's macro; each environment's transitions are then turned into n-step rows alone.
+        Environments decide asynchronously (``step_async``), so none waits for another's macro;
+        each environment's transitions are then turned into n-step rows alone.
         """
         t0 = time.perf_counter()
         env, stats = self.env, SegmentStats()
-        step = getattr(env, "step_async", None) or env.step
         rec: dict[str, list[torch.Tensor]] = {k: [] for k in ("obs", "act", "rew", "nxt", "done", "term", "ready")}
         played = torch.zeros(env.num_envs, device=env.device)
         obs = self.obs
@@ -100,21 +100,19 @@ class SegmentPlayer:
             # The state and action of each environment's current decision (set when it was ready).
             self.dec_obs = torch.where(self.chooses.unsqueeze(1), obs, self.dec_obs)
             self.dec_act = torch.where(self.chooses, action, self.dec_act)
-            nxt, reward, done, info = step(action)
-            ready = info.get("ready")
-            if ready is None:
-                ready = torch.ones_like(done)
-            for k, v in (("obs", self.dec_obs), ("act", self.dec_act), ("rew", reward), ("nxt", info["final_obs"]),
-                         ("done", done), ("term", info["terminal"]), ("ready", ready)):
+            nxt, reward, done, info = env.step_async(action)
+            ready = info.ready
+            for k, v in (("obs", self.dec_obs), ("act", self.dec_act), ("rew", reward), ("nxt", info.final_obs),
+                         ("done", done), ("term", info.terminal), ("ready", ready)):
                 rec[k].append(v.clone())
             self.chooses = ready
-            played += torch.where(ready, info["frames"], 0)
+            played += torch.where(ready, info.frames, 0)
             if bool(done.any()):
                 stats.episodes += int(done.sum())
-                stats.return_sum += float(info["episode_return"][done].sum())
-                stats.length_sum += float(info["episode_frame"][done].sum())
-                stats.untouched += int((done & ~info["hit"]).sum())
-            stats.hits += int((info["hit"] & ready).sum())
+                stats.return_sum += float(info.episode_return[done].sum())
+                stats.length_sum += float(info.episode_frame[done].sum())
+                stats.untouched += int((done & ~info.hit).sum())
+            stats.hits += int((info.hit & ready).sum())
             obs = nxt
             stats.steps += int(ready.sum())
             if bool((played >= frames_per_env).all()) or (max_steps is not None and stats.steps >= max_steps):

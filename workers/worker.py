@@ -21,8 +21,8 @@ from melee_agent.config import Config
 from melee_agent.envs import make_env
 from melee_agent.model import model_from_bytes
 from melee_agent.wire import encode_experience
-from workers.client import ManagerClient, ManagerError
-from workers.play import SegmentPlayer, ape_x_epsilon, env_epsilons
+from melee_agent.workers.client import ManagerClient, ManagerError
+from melee_agent.workers.play import SegmentPlayer, ape_x_epsilon, env_epsilons
 
 log = logging.getLogger("melee_agent.worker")
 

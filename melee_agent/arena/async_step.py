@@ -1,11 +1,10 @@
-"""Asynchronous decisions for the arena: every environment advances every frame, none waits.
+"""One frame of every environment's current macro, and what a macro carries between frames.
 
 ``Arena.step`` plays one whole macro in every environment, so an environment whose macro is
 short (a 1-frame noop) sits frozen while another rolls for 32 frames: in lockstep, most simulated
-frames are wasted. ``step_async`` instead advances all environments frame by frame until at least
-one finishes its macro (or its episode), and reports which ones are ready for a new decision.
-A worker or an evaluation feeds it actions for all environments every call; only the ready
-environments' actions are read. The transition an environment reports when it is ready is
+frames are wasted. ``Arena.step_async`` instead advances all environments frame by frame (with
+:func:`frame_async`) until at least one finishes its macro (or its episode), and reports which
+ones are ready for a new decision. The transition an environment reports when it is ready is
 exactly the one ``step`` would have produced for that macro (same frames, rewards and ends).
 
 Example::
@@ -14,28 +13,61 @@ Example::
     >>> from melee_agent.arena import Arena
     >>> env = Arena(num_envs=2, seed=0); obs = env.reset()
     >>> obs, reward, done, info = env.step_async(torch.tensor([0, 1]))  # noop ends after 1 frame
-    >>> info["ready"].tolist(), info["frames"].tolist()
+    >>> info.ready.tolist(), info.frames.tolist()
     ([True, False], [1, 1])
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import torch
 
+from melee_agent.arena.cpu_levels import LevelTensors
+from melee_agent.arena.layout import AGENT, CPU, E, P
 from melee_agent.arena.sim import game_frame
-from melee_agent.arena.tables import AGENT, CPU, E, P, Tables
-from melee_agent.rewards import damage_reward, standing_noop_reward
+from melee_agent.arena.tables import Tables
+from melee_agent.rewards import frame_outcome
 
-# Rows of the per-environment accumulator: what a macro has gathered so far.
+# Rows of the per-environment totals: what a macro has gathered so far.
 REWARD, FRAMES, TAKEN, DEALT, LOST, TOOK, HIT = range(7)
+Totals = tuple[torch.Tensor, ...]
+
+
+@dataclass(frozen=True)
+class FrameConsts:
+    """What a frame needs besides the state, fixed for an arena's lifetime (built once per ``Arena``)."""
+
+    table: torch.Tensor  # [button, action, frame]: the action set's controller states
+    lengths: torch.Tensor  # [A]: frames in each action's sequence
+    noop_index: int  # the action the untouchable reward pays for standing through
+    tables: Tables
+    level: LevelTensors
+    seed: torch.Tensor  # 0-d, so a compiled frame does not specialize (and recompile) on each seed
+    spawn_x: torch.Tensor  # [2]: respawn spots (guess)
+    untouchable: bool  # the reward: untouchable, else damage
+    max_frames: int
+
+
+@dataclass(frozen=True)
+class MacroProgress:
+    """Each environment's macro in flight: which one, how far, its totals, and who chooses next."""
+
+    ready: torch.Tensor  # [B] bool: reads a new action at the next call
+    action: torch.Tensor  # [B] int64: the macro being played
+    frame: torch.Tensor  # [B] int64: frames of it played
+    totals: Totals  # [B] each, rows REWARD..HIT
+
+    @classmethod
+    def fresh(cls, num_envs: int, device: torch.device) -> MacroProgress:
+        """Every environment chooses at the next call (after a reset)."""
+        zeros = torch.zeros(num_envs, dtype=torch.long, device=device)
+        return cls(torch.ones(num_envs, dtype=torch.bool, device=device), zeros, zeros.clone(),
+                   tuple(torch.zeros(num_envs, device=device) for _ in range(HIT + 1)))
 
 
 def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, start: torch.Tensor, actions: torch.Tensor,
-                acc: tuple[torch.Tensor, ...], cur: torch.Tensor, mf: torch.Tensor, table: torch.Tensor,
-                lengths: torch.Tensor, noop_index: int, T: Tables, level: dict[str, torch.Tensor], seed: torch.Tensor,
-                spawn_x: torch.Tensor, untouchable: bool, max_frames: int) -> tuple[Any, ...]:
+                acc: Totals, cur: torch.Tensor, mf: torch.Tensor, c: FrameConsts) -> tuple:
     """One frame of every environment's current macro, and what it adds to the macro's totals.
 
     Environments where ``start`` holds begin macro ``actions`` with this frame. Pure apart from
@@ -45,66 +77,17 @@ def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, start: torch.Ten
     cur = torch.where(start, actions, cur)
     mf = torch.where(start, 0, mf)
     acc = tuple(torch.where(start, 0.0, a) for a in acc)
-    ctrl = table[:, cur, mf]
-    damage, ko = game_frame(fields, env_fields, ctrl, T, level, seed, spawn_x)
+    ctrl = c.table[:, cur, mf]
+    damage, ko = game_frame(fields, env_fields, ctrl, c.tables, c.level, c.seed, c.spawn_x)
     mf = mf + 1
-    hit_now = (damage[:, AGENT] > 0) | ko[:, AGENT]
-    agent_act = fields[P.ACT, AGENT]
-    if untouchable:
-        r = standing_noop_reward(agent_act, cur == noop_index)
-        end = hit_now
-    else:
-        r = damage_reward(damage[:, CPU], damage[:, AGENT], ko[:, CPU], ko[:, AGENT])
-        end = (fields[P.STOCK, AGENT] <= 0) | (fields[P.STOCK, CPU] <= 0)
-    add = (r, 1.0, damage[:, AGENT], damage[:, CPU], ko[:, AGENT].float(), ko[:, CPU].float(), hit_now.float())
+    out = frame_outcome(c.untouchable, agent_action=fields[P.ACT, AGENT], is_noop=cur == c.noop_index,
+                        taken=damage[:, AGENT], dealt=damage[:, CPU], lost=ko[:, AGENT], took=ko[:, CPU],
+                        agent_stock=fields[P.STOCK, AGENT], opponent_stock=fields[P.STOCK, CPU],
+                        episode_frame=env_fields[E.EP_FRAME], max_frames=c.max_frames)
+    add = (out.reward, 1.0, damage[:, AGENT], damage[:, CPU], ko[:, AGENT].float(), ko[:, CPU].float(),
+           out.hit.float())
     acc = tuple(a + b for a, b in zip(acc, add))
     acc = acc[:HIT] + (acc[HIT].clamp(max=1.0),)
-    cut = ~end & (env_fields[E.EP_FRAME] >= max_frames)
-    done = end | cut
-    ready = done | (mf >= lengths[cur])
-    return acc, cur, mf, ready, done, end, cut
-
-
-def _init_async(env: Any) -> None:
-    B, dev = env.num_envs, env.device
-    env._ready = torch.ones(B, dtype=torch.bool, device=dev)
-    env._cur = torch.zeros(B, dtype=torch.long, device=dev)
-    env._mf = torch.zeros(B, dtype=torch.long, device=dev)
-    env._acc = tuple(torch.zeros(B, device=dev) for _ in range(HIT + 1))
-
-
-@torch.inference_mode()
-def step_async(env: Any, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-    """Advance until some environment is ready; returns ``(obs, reward, done, info)``.
-
-    ``info["ready"]`` marks the environments whose macro (or episode) ended: for them ``reward``,
-    ``done`` and the other info values describe the whole macro, as ``step`` would. For the
-    others they are partial and must be ignored. Actions are read only where the previous call
-    (or ``reset``) left an environment ready.
-    """
-    if getattr(env, "_ready", None) is None:
-        _init_async(env)
-    actions = torch.as_tensor(actions, device=env.device).long().view(-1)
-    if actions.shape[0] != env.num_envs:
-        raise ValueError(f"expected {env.num_envs} actions, got {actions.shape[0]}")
-    start = env._ready
-    if bool((((actions < 0) | (actions >= env.num_actions)) & start).any()):
-        raise ValueError(f"actions must be in [0, {env.num_actions})")
-    acc, cur, mf = env._acc, env._cur, env._mf
-    while True:
-        acc, cur, mf, ready, done, terminal, truncated = env._frame_async(
-            env._fields, env._env_fields, start, actions, acc, cur, mf, *env._frame_args)
-        if bool(ready.any()):
-            break
-        start = torch.zeros_like(start)  # later frames continue the macros
-    env._cur, env._mf, env._acc = cur, mf, acc
-    obs = env._finish_decision(env._fields, env._env_fields, ready, done, cur.float(), acc[REWARD], env.T,
-                               env.num_actions, env._seed, env.compiled)
-    info: dict[str, Any] = {
-        "ready": ready, "hit": acc[HIT] > 0, "terminal": terminal, "truncated": truncated,  # both imply ready
-        "frames": acc[FRAMES].long(), "episode_frame": obs["episode_frame"].long(),
-        "episode_return": obs["episode_return"], "damage_taken": acc[TAKEN], "damage_dealt": acc[DEALT],
-        "stocks_lost": acc[LOST].long(), "stocks_taken": acc[TOOK].long(), "final_obs": obs["final"],
-    }
-    env._ready = ready
-    return obs["next"], acc[REWARD], done, info
+    done = out.terminal | out.truncated
+    ready = done | (mf >= c.lengths[cur])
+    return acc, cur, mf, ready, done, out.terminal, out.truncated

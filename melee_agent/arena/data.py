@@ -154,6 +154,8 @@ MARTH_MOVES: tuple[Move, ...] = (
     _move("fsmash", Character.MARTH, A.FSMASH_MID, 15, 30, 70, 361),  # 15%: SmashWiki; kb: guess
     _move("dash_attack", Character.MARTH, A.DASH_ATTACK, 10, 40, 60, 72),  # 10%: SmashWiki; kb: guess
 )
+#: libmelee action ids of Marth's attacks (what the CPU swings with, what a dodger watches for).
+MARTH_ATTACK_ACTIONS: tuple[int, ...] = tuple(m.action for m in MARTH_MOVES)
 # Fox's shine: hitbox on frame 1 (framedata.csv); 5% and knockback 80 base, 0 growth (set-like)
 # at 84 degrees per SmashWiki's Reflector page (guess: not checked here).
 FOX_SHINE = _move("shine", Character.FOX, A.DOWN_B_GROUND_START, 5, 80, 0, 84)

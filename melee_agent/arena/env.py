@@ -2,7 +2,9 @@
 
 One ``step`` is one decision: every environment plays its chosen action's whole controller
 sequence, frame by frame; an environment whose sequence (or episode) ends early is frozen for
-the remaining frames of the call. Finished episodes reset themselves.
+the remaining frames of the call. ``step_async`` lets each environment decide on its own clock
+(see :mod:`melee_agent.arena.async_step`). Finished episodes reset themselves. The arena is a
+:class:`~melee_agent.vecenv.VecEnv`.
 
 Example::
 
@@ -11,24 +13,25 @@ Example::
     >>> obs = env.reset(); obs.shape
     torch.Size([4, 27])
     >>> obs, reward, done, info = env.step(torch.zeros(4, dtype=torch.long))
-    >>> sorted(info)[:4]
-    ['damage_dealt', 'damage_taken', 'episode_frame', 'episode_return']
+    >>> info.frames.tolist(), info["hit"].dtype
+    ([1, 1, 1, 1], torch.bool)
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 
 from melee_agent.actions import get_action_set
 from melee_agent.arena import storage
-from melee_agent.arena.async_step import DEALT, FRAMES, HIT, LOST, REWARD, TAKEN, TOOK, frame_async, step_async
+from melee_agent.arena.async_step import DEALT, FRAMES, HIT, LOST, REWARD, TAKEN, TOOK, FrameConsts, MacroProgress
+from melee_agent.arena.async_step import Totals, frame_async
 from melee_agent.arena.compiled import compiled
+from melee_agent.arena.cpu_levels import LevelTensors
+from melee_agent.arena.layout import AGENT, CPU, E, P
 from melee_agent.arena.sim import intangible
-from melee_agent.arena.storage import ENV_ROWS
-from melee_agent.arena.tables import AGENT, CPU, CPU_LEVELS, E, P, build_tables
+from melee_agent.arena.tables import build_tables
 from melee_agent.rewards import MAX_FRAMES, check_reward
+from melee_agent.vecenv import StepResult, step_info
 
 
 class Arena:
@@ -37,14 +40,11 @@ class Arena:
                  compile: bool = False):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
-        if cpu_level not in CPU_LEVELS:
-            raise ValueError(f"cpu_level must be 1-9, got {cpu_level}")
+        self.device = torch.device(device)
+        level = LevelTensors.of(cpu_level, self.device)  # raises on a level outside 1-9
         self.num_envs = num_envs
         self.cpu_level = cpu_level
-        self.device = torch.device(device)
         self.seed = int(seed)
-        # A tensor, so that a compiled frame does not specialize (and recompile) on each seed.
-        self._seed = torch.tensor(self.seed, dtype=torch.long, device=self.device)
         self.compiled = bool(compile)
         self._frame_async = compiled(frame_async) if compile else frame_async
         self._finish_decision = compiled(storage.finish_decision) if compile else storage.finish_decision
@@ -53,33 +53,29 @@ class Arena:
         self.max_frames = max_frames
         aset = get_action_set(action_set)
         self.num_actions = aset.num_actions
-        self.noop_index = aset.index("noop") if "noop" in aset.names else aset.index("none_neutral")
-        # [button, action, frame]: a frame's controller state is one row per button (contiguous).
-        self._table = torch.as_tensor(aset.table, device=self.device).permute(2, 0, 1).contiguous()
+        self.noop_index = aset.noop_index
         self._lengths = torch.as_tensor(aset.lengths, device=self.device)
         self.T = build_tables(self.device)
-        lv = CPU_LEVELS[cpu_level]
-        self.level = {k: torch.tensor(float(v), device=self.device) for k, v in vars(lv).items()}
-        self.level["smart"] = torch.tensor(cpu_level >= 7, device=self.device)
-        self._spawn_x = torch.tensor([-40.0, 40.0], device=self.device)  # guess: respawn spots
-        # What frame_async needs besides the state, fixed for the arena's lifetime.
-        self._frame_args = (self._table, self._lengths, self.noop_index, self.T, self.level, self._seed,
-                            self._spawn_x, self.reward_kind == "untouchable", self.max_frames)
+        self._consts = FrameConsts(
+            # [button, action, frame]: a frame's controller state is one row per button (contiguous).
+            table=torch.as_tensor(aset.table, device=self.device).permute(2, 0, 1).contiguous(),
+            lengths=self._lengths, noop_index=self.noop_index, tables=self.T, level=level,
+            seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
+            spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
+            untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames)
         # Field-major, player-major storage [N, 2, B]: one player's field is contiguous, so the
         # simulator's elementwise ops stream memory (and vectorize when compiled); S and En stay
         # [B, 2, N] and [B, N] views for callers.
         self._fields = torch.zeros(P.N, 2, num_envs, device=self.device)
         self.S = self._fields.permute(2, 1, 0)
-        self._env_fields = torch.zeros(ENV_ROWS, num_envs, device=self.device)
+        self._env_fields = torch.zeros(E.N, num_envs, device=self.device)
         self.En = self._env_fields.t()
         self.En[:, E.ENV_ID] = torch.arange(num_envs, device=self.device, dtype=torch.float32)
         self.En[:, E.EPISODE] = -1
         self._all = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+        self._macro = MacroProgress.fresh(num_envs, self.device)
 
     # --- state ---
-    def _reset_envs(self, mask: torch.Tensor) -> None:
-        storage.reset_envs(self._fields, self._env_fields, mask, self._seed)
-
     def observe(self, previous_action: torch.Tensor | None = None) -> torch.Tensor:
         prev = self.En[:, E.PREV_ACTION] if previous_action is None else previous_action
         return storage.observe(self._fields, prev, self.T, self.num_actions)
@@ -98,25 +94,38 @@ class Arena:
         return out
 
     def reset(self) -> torch.Tensor:
-        self._reset_envs(self._all)
-        self._ready = None  # step_async: every environment chooses next
+        storage.reset_envs(self._fields, self._env_fields, self._all, self._consts.seed)
+        self._macro = MacroProgress.fresh(self.num_envs, self.device)  # every environment chooses next
         return self.observe()
-
-    step_async = step_async
 
     def close(self) -> None:
         """Nothing to release (the arena holds only tensors); here so every environment has it."""
 
     # --- stepping ---
-    @torch.inference_mode()
-    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def _actions(self, actions: torch.Tensor, read: torch.Tensor) -> torch.Tensor:
+        """``actions`` as ``[B]`` int64 on the device; those that will be read must be in range."""
         actions = torch.as_tensor(actions, device=self.device).long().view(-1)
         if actions.shape[0] != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {actions.shape[0]}")
-        B, S, En = self.num_envs, self.S, self.En
-        lens = self._lengths[actions.clamp(0, self.num_actions - 1)]
-        if bool(((actions < 0) | (actions >= self.num_actions)).any()):
+        if bool((((actions < 0) | (actions >= self.num_actions)) & read).any()):
             raise ValueError(f"actions must be in [0, {self.num_actions})")
+        return actions
+
+    def _finish(self, ready: torch.Tensor, done: torch.Tensor, action: torch.Tensor, acc: Totals,
+                terminal: torch.Tensor, truncated: torch.Tensor) -> StepResult:
+        out = self._finish_decision(self._fields, self._env_fields, ready, done, action.float(), acc[REWARD], self.T,
+                                    self.num_actions, self._consts.seed, self.compiled)
+        info = step_info(ready=ready, hit=acc[HIT] > 0, terminal=terminal, truncated=truncated, frames=acc[FRAMES],
+                         episode_frame=out["episode_frame"], episode_return=out["episode_return"],
+                         damage_taken=acc[TAKEN], damage_dealt=acc[DEALT], stocks_lost=acc[LOST],
+                         stocks_taken=acc[TOOK], final_obs=out["final"])
+        return out["next"], acc[REWARD], done, info
+
+    @torch.inference_mode()
+    def step(self, actions: torch.Tensor) -> StepResult:
+        actions = self._actions(actions, self._all)
+        B, S, En = self.num_envs, self.S, self.En
+        lens = self._lengths[actions]
         # Every environment plays its whole macro: frame by frame through the same frame_async as
         # step_async, with environments whose macro is over frozen until the longest one ends.
         active = self._all
@@ -129,7 +138,7 @@ class Arena:
             if f > 0:
                 S0, E0 = S.clone(), En.clone()
             new_acc, cur, mf, ready, done_now, end, cut = self._frame_async(
-                self._fields, self._env_fields, start, actions, acc, cur, mf, *self._frame_args)
+                self._fields, self._env_fields, start, actions, acc, cur, mf, self._consts)
             if f > 0:
                 S.copy_(torch.where(active.view(-1, 1, 1), S, S0))
                 En.copy_(torch.where(active.view(-1, 1), En, E0))
@@ -139,14 +148,25 @@ class Arena:
             done |= done_now & active
             active = active & ~ready
             start = torch.zeros_like(start)
-        reward = acc[REWARD]
-        out = self._finish_decision(self._fields, self._env_fields, self._all, done, actions.float(), reward, self.T,
-                                    self.num_actions, self._seed, self.compiled)
-        info: dict[str, Any] = {
-            "hit": acc[HIT] > 0, "terminal": terminal, "truncated": truncated, "frames": acc[FRAMES].long(),
-            "episode_frame": out["episode_frame"].long(), "episode_return": out["episode_return"],
-            "damage_taken": acc[TAKEN], "damage_dealt": acc[DEALT], "stocks_lost": acc[LOST].long(),
-            "stocks_taken": acc[TOOK].long(),
-            "final_obs": out["final"],
-        }
-        return out["next"], reward, done, info
+        return self._finish(self._all, done, actions, acc, terminal, truncated)
+
+    @torch.inference_mode()
+    def step_async(self, actions: torch.Tensor) -> StepResult:
+        """Advance until some environment is ready; returns ``(obs, reward, done, info)``.
+
+        ``info.ready`` marks the environments whose macro (or episode) ended: for them ``reward``,
+        ``done`` and the other info values describe the whole macro, as ``step`` would. For the
+        others they are partial and must be ignored. Actions are read only where the previous call
+        (or ``reset``) left an environment ready.
+        """
+        start = self._macro.ready
+        actions = self._actions(actions, start)
+        acc, cur, mf = self._macro.totals, self._macro.action, self._macro.frame
+        while True:
+            acc, cur, mf, ready, done, terminal, truncated = self._frame_async(
+                self._fields, self._env_fields, start, actions, acc, cur, mf, self._consts)
+            if bool(ready.any()):
+                break
+            start = torch.zeros_like(start)  # later frames continue the macros
+        self._macro = MacroProgress(ready, cur, mf, acc)
+        return self._finish(ready, done, cur, acc, terminal, truncated)

@@ -7,38 +7,23 @@ trajectory depends only on its own state and random stream: B = 1 and B = 1,024 
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import torch
 from melee.enums import Action
 
+from melee_agent.actions import COL
 from melee_agent.arena import data as d
+from melee_agent.arena.cpu_levels import LevelTensors
+from melee_agent.arena.draws import CpuDraws
 from melee_agent.arena.fields import Fields
-from melee_agent.arena.tables import AGENT, CPU, MOVE_INDEX, NUM_MARTH_MOVES, SHINE_END_LAG, E, P, Tables
-from melee_agent.arena.tables import AIRDODGE_FRAMES, LANDING_SPECIAL_FRAMES
+from melee_agent.arena.layout import AGENT, CPU, E, P
+from melee_agent.arena.tables import AIRDODGE_FRAMES, LANDING_SPECIAL_FRAMES, MOVE_INDEX, NUM_MARTH_MOVES
+from melee_agent.arena.tables import SHINE_END_LAG, Tables
 
 LOCKED = -2.0  # MOVE value of a timed action that is not a move (jump squat, landing, shield drop...)
 NO_MOVE = -1.0
 STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
-
-# Buttons in the action table (actions.TABLE_COLUMNS)
-BA, BB, BX, BY, BZ, BL, BR, SX, SY, LSH = range(10)
-
-
-def rand_columns(env_id: torch.Tensor, tick: torch.Tensor, seed: int | torch.Tensor, n: int) -> list[torch.Tensor]:
-    """``n`` uniform ``[B]`` columns from a counter hash of (seed, env, tick, k): no shared generator stream.
-
-    Separate columns rather than one ``[B, n]`` tensor, which is what a compiled frame fuses best.
-    """
-    base = (env_id.long() * 1_000_003 + tick.long() * 7_919 + seed * 104_729) * 16
-    out = []
-    for k in range(n):
-        x = base + k
-        for _ in range(2):  # a 32-bit integer mixer (degski's hash), masked to stay exact in int64
-            x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
-        x = (x >> 16) ^ x
-        out.append(x.to(torch.float32) * (1.0 / 4294967296.0))
-    return out
-
 
 def intangible(S: torch.Tensor, T: Tables) -> torch.Tensor:
     """``[B, 2]``: inside an intangibility window of the current action, or respawn-invulnerable."""
@@ -85,37 +70,47 @@ def _end_timed_actions(S: torch.Tensor, T: Tables) -> None:
     S[..., P.BUSY] = torch.where(shine, float(SHINE_END_LAG), S[..., P.BUSY])
 
 
-def _agent_control(S: torch.Tensor, ctrl: torch.Tensor) -> None:
-    """Fox reads the frame's controller state (``ctrl[button]``: ``[10, B]``) as Dolphin would receive it."""
+class Stick(NamedTuple):
+    """What the agent's controller asks for this frame, read once."""
+
+    jump_press: torch.Tensor  # X or Y pressed this frame (not held from the last one)
+    shield: torch.Tensor  # L or R, digital or analog
+    down: torch.Tensor
+    side: torch.Tensor  # the stick tilted left or right
+    sx: torch.Tensor  # stick x around neutral, in [-0.5, 0.5]
+    dirx: torch.Tensor  # its sign
+
+
+def _read_controller(S: Fields, ctrl: torch.Tensor) -> Stick:
+    """Fox's controller state (``ctrl[column]``: ``[len(TABLE_COLUMNS), B]``) as Dolphin would receive it."""
     s = S[:, AGENT]
-    sx, sy = ctrl[SX] - 0.5, ctrl[SY] - 0.5
-    jump_held = (ctrl[BX] + ctrl[BY]) > 0
+    sx, sy = ctrl[COL["stick_x"]] - 0.5, ctrl[COL["stick_y"]] - 0.5
+    jump_held = (ctrl[COL["X"]] + ctrl[COL["Y"]]) > 0
     jump_press = jump_held & (s[:, P.JHELD] == 0)
     s[:, P.JHELD] = jump_held.float()
-    shield = (ctrl[BL] > 0) | (ctrl[LSH] > 0.3)
-    down = sy < -0.2
-    side = sx.abs() > 0.2
-    dirx = torch.sign(sx)
-    ground = s[:, P.GND] > 0
-    free = (s[:, P.BUSY] <= 0) & (s[:, P.STUN] <= 0) & (s[:, P.MOVE] == NO_MOVE)
-    in_shield = s[:, P.ACT] == Action.SHIELD.value
-    gfree = free & ground
+    shield = (ctrl[COL["L"]] > 0) | (ctrl[COL["l_shoulder"]] > 0.3)
+    return Stick(jump_press, shield, sy < -0.2, sx.abs() > 0.2, sx, torch.sign(sx))
 
+
+def _agent_ground_actions(S: Fields, c: Stick, ctrl: torch.Tensor, gfree: torch.Tensor,
+                          in_shield: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Shine, jump, spot dodge, roll, shield and shield drop; returns who walks and who stands."""
+    s = S[:, AGENT]
     # Jump out of shine (from its 4th frame: the start is 3 frames) or out of shield.
-    jc = (s[:, P.ACT] == Action.DOWN_B_GROUND.value) & jump_press & (s[:, P.STUN] <= 0)
-    c_shine = gfree & (ctrl[BB] > 0) & down
-    c_jump = (gfree & jump_press & ~c_shine) | jc
+    jc = (s[:, P.ACT] == Action.DOWN_B_GROUND.value) & c.jump_press & (s[:, P.STUN] <= 0)
+    c_shine = gfree & (ctrl[COL["B"]] > 0) & c.down
+    c_jump = (gfree & c.jump_press & ~c_shine) | jc
     busy_free = gfree & ~c_shine & ~c_jump
-    c_spot = busy_free & shield & down
-    c_roll = busy_free & shield & side & ~down
-    c_shield = busy_free & shield & ~down & ~side
-    c_drop = busy_free & in_shield & ~shield
-    c_move = busy_free & ~shield & side & ~in_shield
-    c_stand = busy_free & ~shield & ~side & ~in_shield
+    c_spot = busy_free & c.shield & c.down
+    c_roll = busy_free & c.shield & c.side & ~c.down
+    c_shield = busy_free & c.shield & ~c.down & ~c.side
+    c_drop = busy_free & in_shield & ~c.shield
+    c_move = busy_free & ~c.shield & c.side & ~in_shield
+    c_stand = busy_free & ~c.shield & ~c.side & ~in_shield
 
     face = s[:, P.FACE]
-    s[:, P.FACE] = torch.where(c_move, dirx, face)
-    forward = (dirx == face)
+    s[:, P.FACE] = torch.where(c_move, c.dirx, face)
+    forward = (c.dirx == face)
     roll_move = torch.where(forward, float(MOVE_INDEX["roll_forward"]), float(MOVE_INDEX["roll_backward"]))
     roll_act = torch.where(forward, float(Action.ROLL_FORWARD.value), float(Action.ROLL_BACKWARD.value))
     roll_len = torch.where(forward, float(d.FOX_ROLL_FORWARD.length), float(d.FOX_ROLL_BACKWARD.length))
@@ -128,10 +123,14 @@ def _agent_control(S: torch.Tensor, ctrl: torch.Tensor) -> None:
     _start(S, AGENT, c_drop, float(Action.SHIELD_RELEASE.value), LOCKED, float(d.SHIELD_RELEASE_FRAMES))
     new_shield = c_shield & ~in_shield
     _start(S, AGENT, new_shield, float(Action.SHIELD.value), NO_MOVE, 0.0)
+    return c_move, c_stand
 
-    # Walking and dashing: speed from the stick's tilt (walk 1.6 from characterdata; dash 2.2 SmashWiki).
-    dash = sx.abs() > 0.35
-    speed = torch.where(dash, d.FOX_DASH_SPEED, d.FOX.walk * (sx.abs() / 0.35).clamp(max=1.0))
+
+def _agent_walk(S: Fields, c: Stick, c_move: torch.Tensor, c_stand: torch.Tensor, ground: torch.Tensor) -> None:
+    """Walking and dashing: speed from the stick's tilt (walk 1.6 from characterdata; dash 2.2 SmashWiki)."""
+    s = S[:, AGENT]
+    dash = c.sx.abs() > 0.35
+    speed = torch.where(dash, d.FOX_DASH_SPEED, d.FOX.walk * (c.sx.abs() / 0.35).clamp(max=1.0))
     walk_act = torch.where(dash, float(Action.DASHING.value), float(Action.WALK_MIDDLE.value))
     moving_act = torch.where(c_move, walk_act, STANDING)
     changed = (c_move | c_stand) & (moving_act != s[:, P.ACT])
@@ -139,104 +138,143 @@ def _agent_control(S: torch.Tensor, ctrl: torch.Tensor) -> None:
     s[:, P.AF] = torch.where(changed, 1.0, s[:, P.AF])
     vx = s[:, P.VX]
     friction = torch.sign(vx) * torch.clamp(vx.abs(), max=d.FOX.friction)
-    s[:, P.VX] = torch.where(c_move, dirx * speed, torch.where(ground, vx - friction, vx))
+    s[:, P.VX] = torch.where(c_move, c.dirx * speed, torch.where(ground, vx - friction, vx))
 
-    # In the air: double jump, air dodge, drift, fast fall (characterdata.csv values).
-    afree = free & ~ground
-    c_dj = afree & jump_press & (s[:, P.JUMPS] > 0)
+
+def _agent_air(S: Fields, c: Stick, afree: torch.Tensor) -> None:
+    """In the air: double jump, air dodge, drift, fast fall (characterdata.csv values)."""
+    s = S[:, AGENT]
+    c_dj = afree & c.jump_press & (s[:, P.JUMPS] > 0)
     s[:, P.VY] = torch.where(c_dj, d.FOX.dj_speed, s[:, P.VY])
-    s[:, P.VX] = torch.where(c_dj, dirx * d.FOX.dj_speed_x, s[:, P.VX])
+    s[:, P.VX] = torch.where(c_dj, c.dirx * d.FOX.dj_speed_x, s[:, P.VX])
     s[:, P.JUMPS] = torch.where(c_dj, s[:, P.JUMPS] - 1, s[:, P.JUMPS])
     s[:, P.FF] = torch.where(c_dj, 0.0, s[:, P.FF])
     _start(S, AGENT, c_dj, float(Action.JUMPING_ARIAL_FORWARD.value), NO_MOVE, 0.0)
-    c_ad = afree & shield & ~c_dj
+    c_ad = afree & c.shield & ~c_dj
     _start(S, AGENT, c_ad, float(Action.AIRDODGE.value), LOCKED, float(AIRDODGE_FRAMES))
-    drift = afree & side
+    drift = afree & c.side
     vx = s[:, P.VX]
     air_fric = torch.sign(vx) * torch.clamp(vx.abs(), max=d.FOX.air_friction)
-    drifted = (vx + dirx * d.FOX.air_mobility).clamp(-d.FOX.air_speed, d.FOX.air_speed)
+    drifted = (vx + c.dirx * d.FOX.air_mobility).clamp(-d.FOX.air_speed, d.FOX.air_speed)
     s[:, P.VX] = torch.where(drift, drifted, torch.where(afree, vx - air_fric, s[:, P.VX]))
-    c_ff = afree & down & (s[:, P.VY] < 0)
+    c_ff = afree & c.down & (s[:, P.VY] < 0)
     s[:, P.FF] = torch.where(c_ff, 1.0, s[:, P.FF])
 
 
-def _cpu_control(S: torch.Tensor, En: torch.Tensor, T: Tables, level: dict[str, torch.Tensor], u: list[torch.Tensor]) -> None:
-    """Marth's CPU: close distance, choose the attack that reaches, punish end lag (by level)."""
-    m, f = S[:, CPU], S[:, AGENT]
-    dx = f[:, P.X] - m[:, P.X]
-    dist = dx.abs()
-    free = (m[:, P.BUSY] <= 0) & (m[:, P.STUN] <= 0) & (m[:, P.MOVE] == NO_MOVE) & (m[:, P.GND] > 0)
-    toward = torch.where(dx >= 0, 1.0, -1.0)
-    m[:, P.FACE] = torch.where(free, toward, m[:, P.FACE])
+def _agent_control(S: Fields, ctrl: torch.Tensor) -> None:
+    """Fox reads the frame's controller state: ground actions, then walking, then air control."""
+    c = _read_controller(S, ctrl)
+    s = S[:, AGENT]
+    ground = s[:, P.GND] > 0
+    free = (s[:, P.BUSY] <= 0) & (s[:, P.STUN] <= 0) & (s[:, P.MOVE] == NO_MOVE)
+    in_shield = s[:, P.ACT] == Action.SHIELD.value
+    c_move, c_stand = _agent_ground_actions(S, c, ctrl, free & ground, in_shield)
+    _agent_walk(S, c, c_move, c_stand, ground)
+    _agent_air(S, c, free & ~ground)
 
-    # When would each attack's hitboxes be out, relative to now, and would the agent be hittable then?
-    attacks = slice(0, NUM_MARTH_MOVES)
-    first = T.first_active[attacks]  # [K]
-    reach = T.reach[attacks] + d.BODY_RADIUS
+
+class Forecast(NamedTuple):
+    """What the CPU reads of the agent: when it can be hit, how long it stays busy, where it will be."""
+
+    intang_left: torch.Tensor  # frames until its current intangibility window is over (0 if none)
+    starts_in: torch.Tensor  # frames until an intangibility window still to come starts (999 if none)
+    busy_left: torch.Tensor  # frames before it can act again
+    rolling: torch.Tensor
+    future_x: torch.Tensor  # where a roll carries it (else where it is)
+    future_dist: torch.Tensor
+    low_enough: torch.Tensor  # near enough the ground for Marth's grounded attacks
+    action_frame: torch.Tensor
+
+
+def _forecast_agent(f: Any, marth_x: torch.Tensor, T: Tables) -> Forecast:
     fox_act = f[:, P.ACT].long()
     fox_af = f[:, P.AF]
     lo, hi = T.intang_lo[fox_act], T.intang_hi[fox_act]
     has_window = lo > 0
-    # Frames from now until the agent's current intangibility window is over (0 if none left).
     intang_left = torch.where(has_window, (hi - fox_af + 1).clamp(min=0), 0.0)
     intang_left = torch.maximum(intang_left, f[:, P.INV])
-    starts_in = torch.where(has_window & (fox_af < lo), lo - fox_af, 999.0)  # window still to come
+    starts_in = torch.where(has_window & (fox_af < lo), lo - fox_af, 999.0)
     busy_left = torch.where(f[:, P.MOVE] != NO_MOVE, f[:, P.BUSY], 0.0) + f[:, P.STUN]
-    # Where the agent will be: a roll carries it to the end of its locomotion.
+    # A roll carries the agent to the end of its locomotion.
     fmove = f[:, P.MOVE].long().clamp(min=0)
     rolling = (f[:, P.MOVE] == MOVE_INDEX["roll_forward"]) | (f[:, P.MOVE] == MOVE_INDEX["roll_backward"])
     roll_dir = torch.where(f[:, P.MOVE] == MOVE_INDEX["roll_forward"], f[:, P.FACE], -f[:, P.FACE])
     remaining = T.cumloco[fmove, -1] - T.cumloco[fmove, fox_af.long().clamp(max=T.cumloco.shape[1] - 1)]
     future_x = torch.where(rolling, (f[:, P.X] + roll_dir * remaining).clamp(-d.EDGE, d.EDGE), f[:, P.X])
-    future_dist = (future_x - m[:, P.X]).abs()
-    low_enough = f[:, P.Y] < 20.0
+    future_dist = (future_x - marth_x).abs()
+    return Forecast(intang_left, starts_in, busy_left, rolling, future_x, future_dist, f[:, P.Y] < 20.0, fox_af)
 
-    recovered = En[:, E.CPU_CD] <= 0
-    smart = level["smart"] > 0  # high levels do not throw attacks into intangibility
+
+def _cpu_choose_attack(dist: torch.Tensor, fc: Forecast, T: Tables, level: LevelTensors, u: CpuDraws,
+                       free: torch.Tensor, recovered: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which environments' CPU starts an attack this frame, and which one (``[B]`` mask, ``[B]`` move)."""
+    first = T.first_active[:NUM_MARTH_MOVES]  # [K]
+    reach = T.reach[:NUM_MARTH_MOVES] + d.BODY_RADIUS
+    smart = level.smart > 0  # high levels do not throw attacks into intangibility
     # Per attack k (one [B] computation each, so a compiled frame keeps one loop): can it
     # punish (hit once the agent is hittable, before it can act, where it will be), and does it
     # reach now? Keep the fastest punish and, in neutral, the reaching attack with the largest
     # random weight (first index on ties, as argmin/argmax would).
     for k in range(NUM_MARTH_MOVES):
         fk, rk = first[k], reach[k]
-        lands_clear = (fk > intang_left) & (fk < starts_in)
-        punish_k = lands_clear & (fk <= busy_left + 1) & (future_dist <= rk) & low_enough
-        ok_k = (dist <= rk) & low_enough & (lands_clear | ~smart)
+        lands_clear = (fk > fc.intang_left) & (fk < fc.starts_in)
+        punish_k = lands_clear & (fk <= fc.busy_left + 1) & (fc.future_dist <= rk) & fc.low_enough
+        ok_k = (dist <= rk) & fc.low_enough & (lands_clear | ~smart)
         value = torch.where(punish_k, fk, 999.0)
-        weight = ok_k.float() * (0.01 + u[6 + k])
+        weight = ok_k.float() * (0.01 + u.pick[k])
         if k == 0:
-            punishable, fastest, best_value = punish_k, torch.zeros_like(fox_act), value
-            ok_now, neutral_pick, best_weight = ok_k, torch.zeros_like(fox_act), weight
+            none = torch.zeros_like(dist, dtype=torch.long)
+            punishable, fastest, best_value = punish_k, none, value
+            ok_now, neutral_pick, best_weight = ok_k, none, weight
             continue
         punishable, ok_now = punishable | punish_k, ok_now | ok_k
         faster, heavier = value < best_value, weight > best_weight
         fastest, best_value = torch.where(faster, k, fastest), torch.where(faster, value, best_value)
         neutral_pick, best_weight = torch.where(heavier, k, neutral_pick), torch.where(heavier, weight, best_weight)
-    can_punish = punishable & (fox_af >= level["reaction"]) & (u[0] < level["punish"]) & recovered
-    wild = (u[2] * NUM_MARTH_MOVES).long().clamp(max=NUM_MARTH_MOVES - 1)
-    accurate = u[3] < level["accuracy"]
+    can_punish = punishable & (fc.action_frame >= level.reaction) & (u.punish < level.punish) & recovered
+    wild = (u.wild * NUM_MARTH_MOVES).long().clamp(max=NUM_MARTH_MOVES - 1)
+    accurate = u.accurate < level.accuracy
     neutral_pick = torch.where(accurate, neutral_pick, wild)
-    want_neutral = (ok_now | ~accurate) & (u[4] < level["aggression"]) & recovered
+    want_neutral = (ok_now | ~accurate) & (u.eager < level.aggression) & recovered
     attack = free & (can_punish | want_neutral)
     move = torch.where(can_punish, fastest, neutral_pick).float()
+    return attack, move
+
+
+def _cpu_start_attack(S: Fields, En: Fields, T: Tables, level: LevelTensors, u: CpuDraws, attack: torch.Tensor,
+                      move: torch.Tensor) -> None:
     _start(S, CPU, attack, T.action[move.long()], move, T.length[move.long()])
     # After an attack it always waits `recover` frames, plus a random rest, before the next one.
-    cooldown = T.length[move.long()] + level["recover"] + (u[5] * level["rest"]).floor()
+    cooldown = T.length[move.long()] + level.recover + (u.rest * level.rest).floor()
     En[:, E.CPU_CD] = torch.where(attack, cooldown, En[:, E.CPU_CD])
 
-    # Otherwise walk or run toward where the agent is (or will be).
-    target = torch.where(rolling, future_x, f[:, P.X]) - m[:, P.X]
+
+def _cpu_approach(S: Fields, fc: Forecast, T: Tables, level: LevelTensors, idle: torch.Tensor) -> None:
+    """An idle CPU walks or runs toward where the agent is (or will be), else stands."""
+    m, f = S[:, CPU], S[:, AGENT]
+    target = torch.where(fc.rolling, fc.future_x, f[:, P.X]) - m[:, P.X]
     far = target.abs() > (T.reach[0] * 0.8)
-    run = free & ~attack & far
-    speed = d.MARTH_RUN_SPEED * level["approach"]
-    m[:, P.VX] = torch.where(run, torch.sign(target) * speed, torch.where(free & ~attack, 0.0, m[:, P.VX]))
+    run = idle & far
+    speed = d.MARTH_RUN_SPEED * level.approach
+    m[:, P.VX] = torch.where(run, torch.sign(target) * speed, torch.where(idle, 0.0, m[:, P.VX]))
     m[:, P.FACE] = torch.where(run, torch.sign(target), m[:, P.FACE])
-    moving_act = torch.where(run, torch.where(level["approach"] > 0.6, float(Action.DASHING.value),
+    moving_act = torch.where(run, torch.where(level.approach > 0.6, float(Action.DASHING.value),
                                               float(Action.WALK_MIDDLE.value)), STANDING)
-    idle = free & ~attack
     changed = idle & (moving_act != m[:, P.ACT])
     m[:, P.ACT] = torch.where(idle, moving_act, m[:, P.ACT])
     m[:, P.AF] = torch.where(changed, 1.0, m[:, P.AF])
+
+
+def _cpu_control(S: Fields, En: Fields, T: Tables, level: LevelTensors, u: CpuDraws) -> None:
+    """Marth's CPU: face the agent, forecast it, choose and start an attack (by level), else approach."""
+    m, f = S[:, CPU], S[:, AGENT]
+    dx = f[:, P.X] - m[:, P.X]
+    free = (m[:, P.BUSY] <= 0) & (m[:, P.STUN] <= 0) & (m[:, P.MOVE] == NO_MOVE) & (m[:, P.GND] > 0)
+    m[:, P.FACE] = torch.where(free, torch.where(dx >= 0, 1.0, -1.0), m[:, P.FACE])
+    fc = _forecast_agent(f, m[:, P.X], T)
+    attack, move = _cpu_choose_attack(dx.abs(), fc, T, level, u, free, En[:, E.CPU_CD] <= 0)
+    _cpu_start_attack(S, En, T, level, u, attack, move)
+    _cpu_approach(S, fc, T, level, free & ~attack)
 
 
 def _physics(S: torch.Tensor, T: Tables) -> None:
@@ -383,7 +421,7 @@ def _blast_zones(S: torch.Tensor, spawn_x: torch.Tensor) -> torch.Tensor:
 
 
 def game_frame(fields: torch.Tensor, env_fields: torch.Tensor, ctrl: torch.Tensor, T: Tables,
-               level: dict[str, torch.Tensor], seed: int | torch.Tensor, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+               level: LevelTensors, seed: int | torch.Tensor, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Advance every environment one frame. Returns (damage [B, 2] taken by agent/cpu, KOs [B, 2]).
 
     ``fields`` is the player storage ``[len(P), 2, B]`` and ``env_fields`` the
@@ -397,9 +435,8 @@ def game_frame(fields: torch.Tensor, env_fields: torch.Tensor, ctrl: torch.Tenso
     En[:, E.TICK] = En[:, E.TICK] + 1
     En[:, E.EP_FRAME] = En[:, E.EP_FRAME] + 1
     _end_timed_actions(S, T)
-    u = rand_columns(En[:, E.ENV_ID], En[:, E.TICK], seed, 6 + NUM_MARTH_MOVES)
     _agent_control(S, ctrl)
-    _cpu_control(S, En, T, level, u)
+    _cpu_control(S, En, T, level, CpuDraws.draw(En[:, E.ENV_ID], En[:, E.TICK], seed, NUM_MARTH_MOVES))
     _physics(S, T)
     _ledge_catch(S)
     damage, _ = _hits(S, T, intangible(S, T))

@@ -1,7 +1,7 @@
 """The arena's stored state between frames: fresh episodes, observations, the end of a decision.
 
 Functions of the two storage tensors only (players ``[len(P), 2, B]``, environments
-``[len(E) + 1, B]``), so that ``torch.compile`` can fuse each into one kernel; ``Arena`` calls
+``[len(E), B]``), so that ``torch.compile`` can fuse each into one kernel; ``Arena`` calls
 them eagerly or compiled (see :mod:`melee_agent.arena.compiled`).
 """
 
@@ -11,26 +11,28 @@ import torch
 from melee.enums import Action
 
 from melee_agent.arena import data as d
-from melee_agent.arena.sim import NO_MOVE, intangible, rand_columns
-from melee_agent.arena.tables import AGENT, CPU, E, P, Tables
-from melee_agent.state import RAW_FIELDS, encode_players, encode_raw_matrix
+from melee_agent.arena.draws import ResetDraws
+from melee_agent.arena.layout import AGENT, CPU, E, P
+from melee_agent.arena.sim import NO_MOVE, intangible
+from melee_agent.arena.tables import Tables
+from melee_agent.state import RAW_FIELDS, encode_raw_matrix
 
-EP_RETURN = E.N  # an extra per-environment row: the running episode return
-ENV_ROWS = E.N + 1
-# RAW_FIELDS order: position_x, position_y, speed_x, speed_y, action, facing, invulnerable,
-# on_ground, shield_strength, jumps_left, hitstun_frames_left, percent, action_frame
-RAW_COLUMNS = (P.X, P.Y, P.VX, P.VY, P.ACT, P.FACE, P.INV, P.GND, P.SHIELD, P.JUMPS, P.STUN, P.PCT, P.AF)
+#: The stored column of each of the state table's raw fields (``facing`` and ``invulnerable`` are
+#: derived: the sign of ``P.FACE``, and :func:`~melee_agent.arena.sim.intangible`).
+RAW_COLUMNS = {"position_x": P.X, "position_y": P.Y, "speed_x": P.VX, "speed_y": P.VY, "action": P.ACT,
+               "on_ground": P.GND, "shield_strength": P.SHIELD, "jumps_left": P.JUMPS,
+               "hitstun_frames_left": P.STUN, "percent": P.PCT, "action_frame": P.AF}
 
 
 def reset_envs(fields: torch.Tensor, env_fields: torch.Tensor, mask: torch.Tensor, seed: torch.Tensor) -> None:
     """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%."""
     En = env_fields
     En[E.EPISODE] = torch.where(mask, En[E.EPISODE] + 1, En[E.EPISODE])
-    u = rand_columns(En[E.ENV_ID], En[E.EPISODE], seed + 7_777, 2)
+    u = ResetDraws.draw(En[E.ENV_ID], En[E.EPISODE], seed)
     fresh = torch.zeros_like(fields)
-    ax = -60.0 + 120.0 * u[0]
+    ax = -60.0 + 120.0 * u.agent_x
     side = torch.where(ax > 0, -1.0, 1.0)
-    cx = (ax + side * (50.0 + 40.0 * u[1])).clamp(-80.0, 80.0)
+    cx = (ax + side * (50.0 + 40.0 * u.gap)).clamp(-80.0, 80.0)
     fresh[P.X, AGENT], fresh[P.X, CPU] = ax, cx
     fresh[P.FACE, AGENT], fresh[P.FACE, CPU] = side, -side
     fresh[P.ACT] = float(Action.STANDING.value)
@@ -41,32 +43,20 @@ def reset_envs(fields: torch.Tensor, env_fields: torch.Tensor, mask: torch.Tenso
     fresh[P.STOCK] = 4.0
     fresh[P.SHIELD] = d.SHIELD_MAX
     fields.copy_(torch.where(mask, fresh, fields))
-    for row in (E.EP_FRAME, E.MACRO, E.MFRAME, E.PREV_ACTION, E.CPU_CD, EP_RETURN):
+    for row in (E.EP_FRAME, E.PREV_ACTION, E.CPU_CD, E.EP_RETURN):
         En[row] = torch.where(mask, 0.0, En[row])
 
 
-def observe(fields: torch.Tensor, previous_action: torch.Tensor, T: Tables, num_actions: int,
-            by_column: bool = False) -> torch.Tensor:
+def observe(fields: torch.Tensor, previous_action: torch.Tensor, T: Tables, num_actions: int) -> torch.Tensor:
     """``[B, 27]`` observations through the same state table as Dolphin's game states.
 
-    ``by_column`` encodes field by field (26 contiguous columns, constants inlined): many small
-    ops eagerly, but one vectorized loop when compiled, where the batch encoder's ``[B, 2, 13]``
-    gather and transpose cost more than the whole encoding. Both agree to float rounding.
+    The raw fields are stacked column by column into ``[B, 2, 13]`` (contiguous copies, which a
+    compiled decision fuses into its loop) and encoded by :func:`~melee_agent.state.encode_raw_matrix`.
     """
     S = fields.permute(2, 1, 0)  # [B, 2, N]
-    if not by_column:
-        raw = S[..., list(RAW_COLUMNS)]
-        raw[..., 5] = (S[..., P.FACE] > 0).float()
-        raw[..., 6] = intangible(S, T).float()
-        return encode_raw_matrix(raw, previous_action, num_actions)
-    untouchable = intangible(S, T).float()
-    players = []
-    for p in (AGENT, CPU):
-        raw = {name: fields[c, p] for name, c in zip(RAW_FIELDS, RAW_COLUMNS)}
-        raw["facing"] = (fields[P.FACE, p] > 0).float()
-        raw["invulnerable"] = untouchable[:, p]
-        players.append(raw)
-    return encode_players(players[0], players[1], previous_action, num_actions)
+    derived = {"facing": (S[..., P.FACE] > 0).float(), "invulnerable": intangible(S, T).float()}
+    raw = torch.stack([derived[name] if name in derived else S[..., RAW_COLUMNS[name]] for name in RAW_FIELDS], dim=-1)
+    return encode_raw_matrix(raw, previous_action, num_actions)
 
 
 def finish_decision(fields: torch.Tensor, env_fields: torch.Tensor, ready: torch.Tensor, done: torch.Tensor,
@@ -77,16 +67,16 @@ def finish_decision(fields: torch.Tensor, env_fields: torch.Tensor, ready: torch
     Returns the observation after the decision (``final``), the one the next decision sees
     (``next``: a fresh episode's where ``done``), and the episode's frame count and return
     before any reset. ``compiled`` resets through masks without asking whether any
-    environment is done (no host sync, which would split the graph) and encodes by column.
+    environment is done (no host sync, which would split the graph).
     """
     En = env_fields
     En[E.PREV_ACTION] = torch.where(ready, action, En[E.PREV_ACTION])
-    En[EP_RETURN] = En[EP_RETURN] + torch.where(ready, reward, 0.0)
-    final = observe(fields, En[E.PREV_ACTION], T, num_actions, by_column=compiled)
-    out = {"final": final, "episode_frame": En[E.EP_FRAME].clone(), "episode_return": En[EP_RETURN].clone()}
+    En[E.EP_RETURN] = En[E.EP_RETURN] + torch.where(ready, reward, 0.0)
+    final = observe(fields, En[E.PREV_ACTION], T, num_actions)
+    out = {"final": final, "episode_frame": En[E.EP_FRAME].clone(), "episode_return": En[E.EP_RETURN].clone()}
     if compiled or bool(done.any()):
         reset_envs(fields, env_fields, done, seed)
-        fresh = observe(fields, En[E.PREV_ACTION], T, num_actions, by_column=compiled)
+        fresh = observe(fields, En[E.PREV_ACTION], T, num_actions)
         final = torch.where(done.unsqueeze(1), fresh, final)
     out["next"] = final
     return out

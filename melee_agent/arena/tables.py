@@ -1,8 +1,8 @@
-"""Device tables built once from `data`: moves, action windows, CPU levels; and the column layout.
+"""Device tables built once from `data`: the moves (hitboxes, locomotion, damage per frame) and the
+actions' intangibility windows, indexed as the simulator reads them.
 
-Players are read as ``S[B, 2, len(P)]`` (index 0 the agent, Fox; 1 the CPU, Marth) and
-per-environment counters as ``En[B, len(E)]``; both are views of field-major storage (see
-``storage``), and ``P`` and ``E`` name their columns.
+The column layout is in :mod:`melee_agent.arena.layout`, the CPU levels in
+:mod:`melee_agent.arena.cpu_levels`.
 """
 
 from __future__ import annotations
@@ -16,18 +16,6 @@ from melee.enums import Action
 from melee_agent.arena import data as d
 
 
-class P:  # per-player columns
-    X, Y, VX, VY, KX, KY, ACT, FACE, GND, JUMPS, SHIELD, PCT, STOCK, MOVE, HITDONE, FF, JHELD, AF, STUN, INV, BUSY = range(21)
-    N = 21
-
-
-class E:  # per-environment columns
-    EP_FRAME, TICK, EPISODE, MACRO, MFRAME, PREV_ACTION, CPU_CD, ENV_ID = range(8)
-    N = 8
-
-
-AGENT, CPU = 0, 1
-
 # Moves indexed by the MOVE column; -1 (no move) maps to the all-zero last row.
 MOVES: tuple[d.Move, ...] = d.MARTH_MOVES + (d.FOX_SHINE, d.FOX_ROLL_FORWARD, d.FOX_ROLL_BACKWARD, d.FOX_SPOT_DODGE)
 MOVE_INDEX = {m.name: i for i, m in enumerate(MOVES)}
@@ -36,8 +24,6 @@ SHINE_END_LAG = 17  # guess: frames after the 3-frame shine start before Fox can
 AIRDODGE_FRAMES = 49  # SmashWiki: air dodge lasts 49 frames for Fox (intangible 4-29)
 AIRDODGE_INTANGIBLE = (4, 29)
 LANDING_SPECIAL_FRAMES = 10  # SmashWiki: landing from an air dodge, 10 frames
-DAMAGE_ACTIONS = (Action.DAMAGE_HIGH_1.value, Action.DAMAGE_FLY_NEUTRAL.value)
-ATTACK_ACTIONS = tuple(m.action for m in d.MARTH_MOVES)
 
 
 @dataclass
@@ -100,32 +86,3 @@ def build_tables(device: torch.device) -> Tables:
         weight=t([d.FOX_WEIGHT, d.MARTH_WEIGHT]), height=t([d.FOX_HEIGHT, d.MARTH_HEIGHT]),
         gravity=t([d.FOX.gravity, d.MARTH.gravity]), terminal=t([d.FOX.terminal, d.MARTH.terminal]),
     )
-
-
-@dataclass(frozen=True)
-class CpuLevel:
-    """How Melee's CPU levels differ, as the arena models them (all by design: guesses)."""
-
-    reaction: int  # frames before it reacts to the agent's new action
-    aggression: float  # chance per frame to start an attack when one reaches
-    accuracy: float  # chance its attack choice is one that reaches (else any attack)
-    punish: float  # chance per frame to punish end lag it can reach in time
-    approach: float  # fraction of run speed used to close distance
-    recover: int  # frames it always waits after an attack before starting another
-    rest: int  # most extra frames (random) it waits before the next neutral attack
-
-
-CPU_LEVELS = {
-    lvl: CpuLevel(
-        reaction=int(round(np.interp(lvl, [1, 9], [30, 1]))),
-        # Geometric from level 1 to 8 (each level ~1.4x as eager), then level 9's relentless CPU.
-        aggression=float(np.exp(np.interp(lvl, [1, 8, 9], np.log([0.0003, 0.0035, 0.35])))),
-        accuracy=float(np.interp(lvl, [1, 9], [0.35, 1.0])),
-        # Punishing end lag: never at level 1, rare below 8, always at 9.
-        punish=0.0 if lvl == 1 else float(np.exp(np.interp(lvl, [2, 8, 9], np.log([0.0001, 0.003, 1.0])))),
-        approach=float(np.interp(lvl, [1, 9], [0.3, 1.0])),
-        recover=int(round(np.interp(lvl, [1, 9], [30, 5]))),
-        rest=int(round(np.exp(np.interp(lvl, [1, 9], np.log([600, 4]))))),
-    )
-    for lvl in range(1, 10)
-}

@@ -28,7 +28,9 @@ import numpy as np
 import torch
 
 from melee_agent.learner import Learner
-from melee_agent.replay import ROW_WIDTH, DeviceReplay, HostReplay, ReplayBatch
+from melee_agent.replay import DeviceReplay, HostReplay, ReplayBatch
+from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
+from melee_agent.state import STATE_DIM
 
 BATCH_SIZES = (16, 32, 64, 128, 256)
 BLOCK_SIZES = (1, 10, 100, 1_000, 2_000, 10_000)
@@ -84,8 +86,8 @@ def _rss_mb() -> float:
 
 def _random_rows(n: int, rng: np.random.Generator) -> np.ndarray:
     rows = rng.random((n, ROW_WIDTH), dtype=np.float32)
-    rows[:, 27] = rng.integers(0, 5, n)
-    rows[:, 29] = 0.99**3
+    rows[:, ACTION] = rng.integers(0, 5, n)
+    rows[:, DISCOUNT] = 0.99**3
     return rows
 
 
@@ -96,13 +98,13 @@ def _sb3_sampler(rows: np.ndarray) -> Callable[[int], Any] | str:
     except ImportError as e:
         return f"skipped: stable-baselines3 not installed ({e.name})"
     n = rows.shape[0]
-    buf = ReplayBuffer(n, spaces.Box(0, 1, (27,), np.float32), spaces.Discrete(5), device="cpu",
+    buf = ReplayBuffer(n, spaces.Box(0, 1, (STATE_DIM,), np.float32), spaces.Discrete(5), device="cpu",
                        n_envs=1, optimize_memory_usage=False, handle_timeout_termination=False)
     # Fill its arrays directly: calling add() a million times would only time the fill.
-    buf.observations[:, 0] = rows[:, :27]
-    buf.next_observations[:, 0] = rows[:, 30:]
-    buf.actions[:, 0, 0] = rows[:, 27]
-    buf.rewards[:, 0] = rows[:, 28]
+    buf.observations[:, 0] = rows[:, OBS]
+    buf.next_observations[:, 0] = rows[:, NEXT_OBS]
+    buf.actions[:, 0, 0] = rows[:, ACTION]
+    buf.rewards[:, 0] = rows[:, REWARD]
     buf.dones[:, 0] = 0
     buf.full, buf.pos = True, 0
     return lambda bs: buf.sample(bs)
@@ -116,8 +118,8 @@ def _torchrl_sampler(rows: np.ndarray) -> Callable[[int], Any] | str:
         return f"skipped: torchrl not installed ({e.name})"
     n = rows.shape[0]
     t = torch.from_numpy(rows)
-    data = TensorDict({"obs": t[:, :27], "action": t[:, 27].long(), "reward": t[:, 28],
-                       "discount": t[:, 29], "next_obs": t[:, 30:]}, batch_size=[n])
+    data = TensorDict({"obs": t[:, OBS], "action": t[:, ACTION].long(), "reward": t[:, REWARD],
+                       "discount": t[:, DISCOUNT], "next_obs": t[:, NEXT_OBS]}, batch_size=[n])
     buf = ReplayBuffer(storage=LazyTensorStorage(n))
     buf.extend(data)
     return lambda bs: buf.sample(bs)
@@ -146,13 +148,30 @@ TARGETS = (
 
 
 class _FixedBatch:
-    """A 'replay' that always returns one pre-made device batch: the train step's compute floor."""
+    """A :class:`~melee_agent.replay.Replay` that always returns one pre-made device batch: the train
+    step's compute floor (no replay work at all)."""
+
+    prioritized = False
+    staged = 0
 
     def __init__(self, replay: DeviceReplay, batch_size: int):
         self.batch = replay.sample(batch_size)
+        self.device, self.capacity = replay.device, batch_size
 
-    def sample(self, batch_size: int) -> Any:
+    def add(self, rows: Any, priority: Any = None) -> None:
+        raise TypeError("the fixed batch takes no rows")
+
+    def flush(self) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return self.capacity
+
+    def sample(self, batch_size: int) -> ReplayBatch:
         return self.batch
+
+    def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
+        raise TypeError("the fixed batch keeps no priorities")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

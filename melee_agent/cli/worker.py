@@ -7,9 +7,9 @@ import logging
 import json
 import threading
 
-from melee_agent.config import atomic_write_json
+from melee_agent.files import atomic_write_json
 from melee_agent.envs import ENVS
-from melee_agent_cli.common import add_common, config_from_args
+from melee_agent.cli.common import add_common, config_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workers.worker import Worker, WorkerSettings, install_signal_handlers  # noqa: PLC0415
+    from melee_agent.workers.worker import Worker, WorkerSettings, install_signal_handlers  # noqa: PLC0415
 
     if args.env:
         args.set = [*args.set, f"env.env={args.env}"]

@@ -11,11 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from melee_agent.config import Config, atomic_write_bytes, atomic_write_json
+from melee_agent.config import Config
+from melee_agent.files import atomic_write_json
 from melee_agent.envs import ENVS, make_env
 from melee_agent.evaluate import evaluate
+from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
-from melee_agent_cli.common import add_common, config_from_args
+from melee_agent.cli.common import add_common, config_from_args
 
 METRICS = ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "damage_dealt", "stocks_lost",
            "stocks_taken")
@@ -85,34 +87,6 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def plot_levels(rows: list[dict[str, Any]], path: str | Path, title: str) -> None:
-    """Bar chart of the untouched share per CPU level, written atomically as PNG."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=120)
-    levels = [r["cpu_level"] for r in rows]
-    share = [100 * r["untouched_share"] for r in rows]
-    ax.bar(levels, share, color="#3b7dd8")
-    for lv, s in zip(levels, share):
-        ax.text(lv, s + 1, f"{s:.0f}", ha="center", fontsize=8)
-    ax.set_xticks(levels)
-    ax.set_ylim(0, 105)
-    ax.set_xlabel("CPU level")
-    ax.set_ylabel("untouched for a minute (%)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
-
-
 def run(args: argparse.Namespace) -> int:
     overrides = list(args.set)
     if args.env:
@@ -132,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
                **{k: sum(r[k] * r["episodes"] for r in rows) / n for k in METRICS}, "levels": rows}
     if args.cpu_level == "all" or len(rows) > 1:
         plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else "eval-levels.png")
-        plot_levels(rows, plot, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level")
+        per_level_bars(rows, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level", plot)
         out["plot"] = plot
         print(f"plot written to {plot}")
     if args.json:

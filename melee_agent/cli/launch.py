@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import time
 
-from melee_agent_cli.common import add_common
+from melee_agent.cli.common import add_common, add_unavailable, forward_flags, import_or_explain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,11 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     lp.add_argument("--envs", type=int, default=None, help="arena environments per worker (default: config)")
     lp.add_argument("--log-dir", default=None, help="write each worker's log to DIR/worker-i.log")
     lp.set_defaults(func=run_local)
-    try:
-        gce = importlib.import_module("workers.gce")
-    except ModuleNotFoundError as e:
-        if e.name != "workers.gce":
-            raise
+    gce, why = import_or_explain("melee_agent.workers.gce")
+    if gce is None:
+        add_unavailable(where, "gce", why or "unknown error")
         return
     gp = where.add_parser("gce", help="a GCE instance template and managed instance group of worker VMs")
     gce.add_args(gp)
@@ -33,12 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def worker_flags(args: argparse.Namespace) -> list[str]:
-    flags = ["--config", args.config, "--device", args.device]
-    for s in args.set:
-        flags += ["--set", s]
-    if getattr(args, "env", None):
+    flags = forward_flags(args)
+    if args.env:
         flags += ["--env", args.env]
-    if getattr(args, "envs", None):
+    if args.envs:
         flags += ["--envs", str(args.envs)]
     return flags
 
@@ -46,7 +41,7 @@ def worker_flags(args: argparse.Namespace) -> list[str]:
 def run_local(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from workers.launch_local import LocalFleet  # noqa: PLC0415
+    from melee_agent.workers.launch_local import LocalFleet  # noqa: PLC0415
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     fleet = LocalFleet(args.manager, args.count, worker_flags(args),

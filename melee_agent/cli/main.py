@@ -1,11 +1,15 @@
-"""Entry point of `melee-agent`: builds the argument parser from the subcommand modules."""
+"""Entry point of `melee-agent`: builds the argument parser from the subcommand modules.
+
+A subcommand whose module cannot be imported (a missing optional dependency, a broken install)
+is still listed; running it prints the import error instead of a traceback or silence.
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
+from melee_agent.cli.common import CommandError, add_unavailable, import_or_explain
 from melee_agent.config import ConfigError
 
 #: Subcommand modules in this package; each defines ``register(subparsers)``.
@@ -19,28 +23,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
-        module = f"melee_agent_cli.{name}"
-        try:
-            importlib.import_module(module).register(sub)
-        except ModuleNotFoundError as e:
-            if e.name != module:  # a missing dependency inside the module is a real error
-                raise
+        module, why = import_or_explain(f"melee_agent.cli.{name}")
+        if module is None:
+            add_unavailable(sub, name, why or "unknown error")
+        else:
+            module.register(sub)
     return parser
 
 
 def _runtime_errors() -> tuple[type[BaseException], ...]:
-    from melee_agent.dolphin import DolphinError  # noqa: PLC0415
-    from melee_agent_cli.common import CommandError  # noqa: PLC0415
-    from workers.client import ManagerError  # noqa: PLC0415
-
-    return (CommandError, ManagerError, DolphinError)
+    errors: list[type[BaseException]] = [CommandError, ConfigError, FileNotFoundError, KeyError, ValueError]
+    for module, name in (("melee_agent.dolphin", "DolphinError"), ("melee_agent.workers.client", "ManagerError"),
+                         ("melee_agent.manager.process", "ManagerProcessError")):
+        mod, _ = import_or_explain(module)
+        if mod is not None:
+            errors.append(getattr(mod, name))
+    return tuple(errors)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ConfigError, FileNotFoundError, KeyError, ValueError, *_runtime_errors()) as e:
+    except _runtime_errors() as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"melee-agent {args.command}: error: {msg}", file=sys.stderr)
         return 2

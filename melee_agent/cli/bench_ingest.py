@@ -18,6 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from melee_agent.cli.common import forward_flags
+from melee_agent.rows import ACTION, DISCOUNT, ROW_WIDTH
+
 TARGET_ROWS_PER_S = 100_000
 
 
@@ -41,9 +44,9 @@ def _rss_mib(pid: int) -> float:
 def _batch(rows: int, seed: int) -> bytes:
     from melee_agent.wire import encode_experience  # noqa: PLC0415
 
-    r = np.random.default_rng(seed).random((rows, 57), dtype=np.float32)
-    r[:, 27] = np.arange(rows) % 5
-    r[:, 29] = 0.97
+    r = np.random.default_rng(seed).random((rows, ROW_WIDTH), dtype=np.float32)
+    r[:, ACTION] = np.arange(rows) % 5
+    r[:, DISCOUNT] = 0.97
     return encode_experience(r, action_set="untouchable", worker_id=f"bench-{seed}", batch_seq=0, model_version=0,
                              stats={"episodes": 1, "return_sum": 1.0, "length_sum": 60, "hits": 1, "frames": 60})
 
@@ -51,16 +54,15 @@ def _batch(rows: int, seed: int) -> bytes:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import httpx  # noqa: PLC0415
 
-    from melee_agent_cli.manager_process import ManagerProcess  # noqa: PLC0415
+    from melee_agent.manager.process import ManagerProcess  # noqa: PLC0415
 
     seconds = 5.0 if args.quick else args.seconds
     if args.uploaders < 1 or args.rows < 1 or seconds <= 0:
         raise ValueError("--uploaders, --rows and --seconds must be positive")
     capacity = 50_000 if args.quick else 1_000_000
     run_dir = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
-    flags = ["--config", args.config, "--device", args.device, "--set", f"replay.capacity={capacity}",
-             "--set", "manager.burn_in=10000", "--set", "manager.max_train_per_row=1000",
-             "--set", f"manager.max_upload_rows={max(args.rows, 2000)}", *sum((["--set", s] for s in args.set), [])]
+    flags = forward_flags(args, (f"replay.capacity={capacity}", "manager.burn_in=10000",
+                                 "manager.max_train_per_row=1000", f"manager.max_upload_rows={max(args.rows, 2000)}"))
     manager = ManagerProcess(flags, run_dir, run_dir / "manager.log")
     url = manager.url
     try:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import time
 from pathlib import Path
 
-from melee_agent_cli.common import add_common, config_from_args
+from melee_agent.cli.common import add_common, config_from_args
+from melee_agent.config import default_run_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from manager.server import load_token, serve  # noqa: PLC0415
+    from melee_agent.manager.server import load_token, serve  # noqa: PLC0415
 
     if args.workers != 1:
         raise ValueError(f"--workers {args.workers}: the manager must run as one process, because that process "
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if args.resume and not args.run_dir:
         raise ValueError("--resume needs --run-dir: the run folder whose checkpoints to continue from")
-    run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir = Path(args.run_dir) if args.run_dir else default_run_dir(cfg)
     token = load_token(args.token_file)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     host = args.host or cfg.manager.host

@@ -1,6 +1,7 @@
 """Start `melee-agent manager` as a child process on a free loopback port and wait until it serves.
 
-Used by `train` and `bench ingest`, which both need a real manager beside them.
+Used by :class:`melee_agent.training.TrainingRun` and `bench ingest`, which both need a real
+manager beside them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-from melee_agent_cli.common import CommandError
+
+
+class ManagerProcessError(RuntimeError):
+    """The manager process exited or never became ready; the message ends with its log's tail."""
 
 
 def free_port() -> int:
@@ -35,7 +39,7 @@ class ManagerProcess:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
-        self.cmd = [sys.executable, "-m", "melee_agent_cli.main", "manager", *flags, "--run-dir", str(run_dir),
+        self.cmd = [sys.executable, "-m", "melee_agent.cli.main", "manager", *flags, "--run-dir", str(run_dir),
                     "--host", "127.0.0.1", "--port", str(self.port)]
         self.ready_timeout = ready_timeout
         self.proc: subprocess.Popen | None = None
@@ -55,14 +59,14 @@ class ManagerProcess:
             except httpx.HTTPError:  # not listening yet
                 pass
             if time.monotonic() > deadline:
-                raise CommandError(f"the manager did not become ready in {self.ready_timeout:.0f} s:\n"
+                raise ManagerProcessError(f"the manager did not become ready in {self.ready_timeout:.0f} s:\n"
                                    f"{tail(self.log_path)}")
             time.sleep(0.5)
 
     def check(self) -> None:
         """Raise if the manager process has exited."""
         if self.proc is not None and self.proc.poll() is not None:
-            raise CommandError(f"the manager exited with code {self.proc.returncode}:\n{tail(self.log_path)}")
+            raise ManagerProcessError(f"the manager exited with code {self.proc.returncode}:\n{tail(self.log_path)}")
 
     def stop(self, timeout: float = 60) -> None:
         if self.proc is None or self.proc.poll() is not None:

@@ -1,0 +1,68 @@
+"""The arena's random numbers, drawn by name from a counter hash: no shared generator stream.
+
+Every draw is a uniform ``[B]`` column, a pure function of ``(seed, environment, counter,
+stream)``: environment i's numbers do not depend on how many environments run beside it (so B = 1
+and B = 1,024 play the same games), and a compiled frame needs no generator state.
+
+Example::
+
+    >>> import torch
+    >>> u = uniform_streams(torch.arange(3.0), torch.zeros(3), 0, (0, 4))
+    >>> len(u), u[0].shape, bool(((u[1] >= 0) & (u[1] < 1)).all())
+    (2, torch.Size([3]), True)
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import torch
+
+
+def uniform_streams(env_id: torch.Tensor, counter: torch.Tensor, seed: int | torch.Tensor,
+                    streams: Sequence[int]) -> list[torch.Tensor]:
+    """One uniform ``[B]`` column in ``[0, 1)`` per stream number, for this counter value.
+
+    Separate columns rather than one ``[B, n]`` tensor, which is what a compiled frame fuses best.
+    """
+    base = (env_id.long() * 1_000_003 + counter.long() * 7_919 + seed * 104_729) * 16
+    out = []
+    for k in streams:
+        x = base + k
+        for _ in range(2):  # a 32-bit integer mixer (degski's hash), masked to stay exact in int64
+            x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
+        x = (x >> 16) ^ x
+        out.append(x.to(torch.float32) * (1.0 / 4294967296.0))
+    return out
+
+
+class CpuDraws(NamedTuple):
+    """The CPU's random numbers for one frame (stream numbers fixed: they define the games)."""
+
+    punish: torch.Tensor  # stream 0: does it punish end lag it can reach (vs level.punish)
+    wild: torch.Tensor  # stream 2: which attack when its choice is not accurate
+    accurate: torch.Tensor  # stream 3: is its choice one that reaches (vs level.accuracy)
+    eager: torch.Tensor  # stream 4: does it start an attack in neutral (vs level.aggression)
+    rest: torch.Tensor  # stream 5: extra rest after an attack (times level.rest)
+    pick: tuple[torch.Tensor, ...]  # streams 6 + k: attack k's weight among those that reach
+
+    @classmethod
+    def draw(cls, env_id: torch.Tensor, tick: torch.Tensor, seed: int | torch.Tensor, num_attacks: int) -> CpuDraws:
+        # Stream 1 is unused: it was never read, and leaving it out keeps every other stream's values.
+        u = uniform_streams(env_id, tick, seed, (0, 2, 3, 4, 5, *range(6, 6 + num_attacks)))
+        return cls(u[0], u[1], u[2], u[3], u[4], tuple(u[5:]))
+
+
+#: Reset draws use their own seed offset, counted by episode rather than by frame.
+RESET_SEED_OFFSET = 7_777
+
+
+class ResetDraws(NamedTuple):
+    """Where a new episode starts: the agent's spot and the CPU's distance from it."""
+
+    agent_x: torch.Tensor  # stream 0: the agent in [-60, 60)
+    gap: torch.Tensor  # stream 1: the CPU 50 to 90 away, on the other side of the agent from centre
+
+    @classmethod
+    def draw(cls, env_id: torch.Tensor, episode: torch.Tensor, seed: int | torch.Tensor) -> ResetDraws:
+        return cls(*uniform_streams(env_id, episode, seed + RESET_SEED_OFFSET, (0, 1)))

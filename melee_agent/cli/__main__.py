@@ -1,0 +1,3 @@
+from melee_agent.cli.main import main
+
+raise SystemExit(main())

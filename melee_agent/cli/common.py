@@ -1,0 +1,63 @@
+"""Flags every subcommand shares, how they turn into a resolved `Config`, and how they are forwarded."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from types import ModuleType
+from typing import Any, Callable
+
+from melee_agent.config import Config, load_config
+
+
+def add_common(p: argparse.ArgumentParser, config_default: str | None = "default") -> None:
+    p.add_argument("--config", default=config_default,
+                   help="a TOML file, or the name of a shipped config: default, small, dolphin "
+                        "(default: %(default)s)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override one config value (repeatable)")
+    p.add_argument("--run-dir", default=None, help="folder for this run's outputs")
+    p.add_argument("--device", default="cpu", help="torch device: cpu, cuda, cuda:1 ... (default: cpu)")
+    p.add_argument("--json", default=None, metavar="FILE", help="also write machine-readable results here")
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    return load_config(args.config, args.set)
+
+
+def forward_flags(args: argparse.Namespace, defaults: tuple[str, ...] = ()) -> list[str]:
+    """The common flags of ``args`` (config, device, overrides) for a child ``melee-agent`` process.
+
+    ``defaults`` are ``section.key=value`` overrides placed before the user's own, so the user's win.
+    """
+    flags = ["--config", args.config, "--device", args.device]
+    for s in (*defaults, *args.set):
+        flags += ["--set", s]
+    return flags
+
+
+class CommandError(RuntimeError):
+    """A failure to report as one line (no traceback): a child process died, a server never came up."""
+
+
+def import_or_explain(module: str) -> tuple[ModuleType | None, str | None]:
+    """``(module, None)``, or ``(None, why)`` when importing it failed (a missing dependency, a bug)."""
+    try:
+        return importlib.import_module(module), None
+    except Exception as e:  # noqa: BLE001 (shown to the user when the subcommand is used)
+        return None, f"{type(e).__name__}: {e}"
+
+
+def add_unavailable(sub: argparse._SubParsersAction, name: str, why: str) -> None:
+    """Register ``name`` as a subcommand that explains why it cannot run, instead of dropping it."""
+    # No option prefix: whatever flags follow are taken as they come, so the error shown is the import's.
+    p = sub.add_parser(name, help=f"(unavailable: {why})", add_help=False, prefix_chars="\x00")
+    p.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    p.set_defaults(func=_unavailable(name, why))
+
+
+def _unavailable(name: str, why: str) -> Callable[[Any], int]:
+    def run(args: argparse.Namespace) -> int:
+        raise CommandError(f"`{name}` cannot run here: importing it failed with {why}")
+
+    return run

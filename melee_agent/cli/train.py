@@ -1,0 +1,32 @@
+"""`melee-agent train`: a manager and local arena workers on this machine, for a time budget.
+
+Argument parsing only; the run itself is :class:`melee_agent.training.TrainingRun`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from melee_agent.cli.common import add_common, config_from_args
+from melee_agent.files import atomic_write_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train on this machine: manager + local arena workers, then evaluate")
+    add_common(p)
+    p.add_argument("--minutes", type=float, default=None, help="training time budget (default: config, 15)")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: config)")
+    p.add_argument("--port", type=int, default=0, help="manager port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from melee_agent.training import TrainingRun  # noqa: PLC0415
+
+    run = TrainingRun(config_from_args(args), run_dir=args.run_dir, minutes=args.minutes, workers=args.workers,
+                      device=args.device, port=args.port, progress=not args.no_progress)
+    final = run.run()
+    if args.json:
+        atomic_write_json(args.json, final)
+    return 0

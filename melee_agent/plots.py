@@ -1,0 +1,72 @@
+"""The PNGs the commands draw: the learning curve of a training run and the untouched share per
+CPU level. Matplotlib runs headless (Agg) and every file is written atomically.
+
+Example::
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "levels.png"
+    >>> per_level_bars([{"cpu_level": 1, "untouched_share": 0.5}], "random", out); out.exists()
+    True
+"""
+
+from __future__ import annotations
+
+import io
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from melee_agent.files import atomic_write_bytes
+
+PAPER_UNTOUCHED = 74.6  # Dilipkumar et al. 2017, real Melee against the level-9 CPU
+BLUE = "#3b7dd8"
+
+
+@contextmanager
+def figure(path: str | Path, size: tuple[float, float], title: str) -> Iterator[Any]:
+    """``with figure(path, size, title) as ax:`` draw on ``ax``; the PNG is written on exit."""
+    import matplotlib  # noqa: PLC0415 (heavy; only the commands that draw need it)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, ax = plt.subplots(figsize=size, dpi=120)
+    try:
+        yield ax
+        ax.set_title(title, fontsize=10)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def learning_curve(points: list[dict[str, Any]], baselines: dict[str, float], title: str, path: str | Path) -> None:
+    """Untouched share of each periodic evaluation vs training minutes, with baselines as lines."""
+    with figure(path, (6.5, 3.8), title) as ax:
+        ax.plot([p["minutes"] for p in points], [100 * p["untouched_share"] for p in points], "o-", color=BLUE,
+                label="Dueling DQN (greedy)")
+        for i, (name, share) in enumerate(baselines.items()):
+            ax.axhline(100 * share, ls="--", lw=1, color=("#999999", "#d86b3b", "#4caf50")[i % 3], label=name)
+        ax.axhline(PAPER_UNTOUCHED, ls=":", lw=1, color="black", label=f"paper, real Melee ({PAPER_UNTOUCHED}%)")
+        ax.set_xlabel("training time (minutes)")
+        ax.set_ylabel("untouched for a minute (%)")
+        ax.set_ylim(-2, 102)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="center right")
+
+
+def per_level_bars(rows: list[dict[str, Any]], title: str, path: str | Path) -> None:
+    """Bar chart of the untouched share per CPU level."""
+    with figure(path, (6, 3.5), title) as ax:
+        levels = [r["cpu_level"] for r in rows]
+        share = [100 * r["untouched_share"] for r in rows]
+        ax.bar(levels, share, color=BLUE)
+        for lv, s in zip(levels, share):
+            ax.text(lv, s + 1, f"{s:.0f}", ha="center", fontsize=8)
+        ax.set_xticks(levels)
+        ax.set_ylim(0, 105)
+        ax.set_xlabel("CPU level")
+        ax.set_ylabel("untouched for a minute (%)")
+        ax.grid(axis="y", alpha=0.3)

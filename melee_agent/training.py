@@ -1,0 +1,224 @@
+"""A whole training run on one machine, as an object a script can drive: the embedded default.
+
+:class:`TrainingRun` starts a manager (its own process: it owns the device replay and the
+trainer), waits until it is ready, starts local worker processes, evaluates the newest model
+against CPU level ``env.cpu_level`` every ``train.eval_every_minutes`` (``eval/`` in
+TensorBoard), keeps the best periodically evaluated model (``train.keep_best``), scores it over
+``train.eval_episodes`` fresh episodes with noop and random beside it, and leaves in the run
+folder ``model.safetensors``, ``model-last.safetensors``, ``eval.json``, ``learning_curve.png``,
+``checkpoints/``, ``config.toml`` and ``config.json``, the TensorBoard run and the logs.
+
+The child processes read the resolved config from ``RUN_DIR/config.toml``, so a config built
+in Python trains exactly as written.
+
+This is the one module of the library that composes the roles (``melee_agent.manager`` and
+``melee_agent.workers``) into a run; the core modules never import them.
+
+Example::
+
+    from melee_agent.config import load_config
+    from melee_agent.training import TrainingRun
+    cfg = load_config("small", ["learner.lr=5e-4"])
+    result = TrainingRun(cfg, minutes=1).run()
+    print(result["untouched_share"], result["run_dir"])
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from melee_agent.config import Config, config_to_toml, default_run_dir
+from melee_agent.files import atomic_write_bytes, atomic_write_json
+
+BASELINES = ("noop", "random")
+
+
+class Evaluations:
+    """Evaluations of published models: TensorBoard ``eval/`` tags and the learning curve's points."""
+
+    def __init__(self, cfg: Config, run_dir: Path, device: str):
+        from torch.utils.tensorboard import SummaryWriter  # noqa: PLC0415
+
+        self.cfg, self.run_dir, self.device = cfg, run_dir, device
+        self.writer = SummaryWriter(str(run_dir), filename_suffix=".eval")
+        self.points: list[dict[str, Any]] = []
+
+    def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
+            seed: int = 12_345, record: bool = True) -> dict[str, Any]:
+        """Evaluate the model in ``model_bytes`` (or a scripted ``policy``); ``record`` adds it to the curve."""
+        import torch  # noqa: PLC0415
+
+        from melee_agent.envs import make_env  # noqa: PLC0415
+        from melee_agent.evaluate import evaluate  # noqa: PLC0415
+        from melee_agent.model import model_from_bytes  # noqa: PLC0415
+        from melee_agent.policies import make_policy  # noqa: PLC0415
+
+        cfg = self.cfg
+        env = make_env(cfg, num_envs=min(episodes, 200), device=self.device, seed=seed)
+        if policy == "model":
+            model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=self.device)
+
+            @torch.inference_mode()
+            def pi(obs: torch.Tensor) -> torch.Tensor:
+                return model(obs).argmax(1)
+        else:
+            pi, meta = make_policy(policy, cfg.env.action_set, self.device), {}
+        r = evaluate(env, pi, episodes, progress=False)
+        r = {"policy": policy, "cpu_level": cfg.env.cpu_level, **r}
+        if policy == "model":
+            r.update(model_version=int(meta["version"]), train_step=int(meta["train_step"]), minutes=round(minutes, 2))
+        if policy == "model" and record:
+            for k in ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "stocks_lost"):
+                self.writer.add_scalar(f"eval/{k}", r[k], step)
+            self.writer.flush()
+            self.points.append(r)
+        return r
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def better(best: tuple[dict[str, Any], bytes] | None, r: dict[str, Any], data: bytes) -> tuple[dict[str, Any], bytes]:
+    """The better of two evaluated models: more untouched episodes, then a later first hit (ties: the newer)."""
+    if best is None:
+        return r, data
+    key = lambda x: (x["untouched_share"], x["mean_seconds_to_first_hit"])  # noqa: E731
+    return (r, data) if key(r) >= key(best[0]) else best
+
+
+class TrainingRun:
+    """A manager and ``workers`` local arena workers for ``minutes``, then the final evaluation."""
+
+    def __init__(self, cfg: Config, run_dir: str | Path | None = None, minutes: float | None = None,
+                 workers: int | None = None, device: str = "cpu", port: int = 0, progress: bool = True,
+                 token: str | None = None, log: Callable[[str], None] = print):
+        self.cfg = cfg
+        self.minutes = cfg.train.minutes if minutes is None else minutes
+        self.workers = cfg.train.workers if workers is None else workers
+        if self.minutes <= 0 or self.workers < 1:
+            raise ValueError(f"minutes must be positive and workers at least 1 (got {self.minutes}, {self.workers})")
+        if cfg.env.env != "arena":
+            raise ValueError("train runs the embedded arena; for Dolphin start `melee-agent manager` and workers")
+        self.run_dir = Path(run_dir) if run_dir else default_run_dir(cfg)
+        self.device, self.port, self.progress, self.log = device, port, progress, log
+        self.token = token if token is not None else os.environ.get("MELEE_AGENT_TOKEN")
+
+    def _child_flags(self) -> list[str]:
+        config_file = self.run_dir / "config.toml"
+        atomic_write_bytes(config_file, config_to_toml(self.cfg).encode())
+        return ["--config", str(config_file), "--device", self.device]
+
+    def run(self) -> dict[str, Any]:
+        """Train, evaluate, write the run folder; returns what ``eval.json`` holds."""
+        from melee_agent.manager.process import ManagerProcess  # noqa: PLC0415
+        from melee_agent.workers.client import ManagerClient  # noqa: PLC0415
+        from melee_agent.workers.launch_local import LocalFleet  # noqa: PLC0415
+
+        cfg, run_dir = self.cfg, self.run_dir
+        (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+        flags = self._child_flags()
+        manager = ManagerProcess(flags, run_dir, run_dir / "logs" / "manager.log", port=self.port)
+        self.log(f"run folder: {run_dir}   watch: tensorboard --logdir {run_dir.parent}")
+        client = ManagerClient(manager.url, token=self.token)
+        fleet = LocalFleet(manager.url, self.workers, flags, log_dir=run_dir / "logs")
+        evals = Evaluations(cfg, run_dir, self.device)
+        try:
+            manager.start()
+            # The untrained network's score starts the learning curve (it is hit within a second).
+            data, _, _ = client.model(None)
+            evals.run(data, cfg.train.progress_eval_episodes, 0.0, 0)
+            fleet.start()
+            best = self._train(manager, fleet, client, evals)
+            fleet.stop()
+            data, _, _ = client.model(None)
+            atomic_write_bytes(run_dir / "model-last.safetensors", data)
+            status = client.status()
+            self.log(f"training done: {status.get('train_steps', 0):,} steps, {status.get('rows_accepted', 0):,} "
+                     f"rows, model v{status.get('model_version', 0)}")
+        finally:
+            fleet.stop()
+            manager.stop()
+        try:
+            return self._finish(evals, best, data, int(status.get("train_steps", 0)))
+        finally:
+            evals.close()
+
+    def _train(self, manager: Any, fleet: Any, client: Any, evals: Evaluations) -> tuple[dict[str, Any], bytes] | None:
+        """The training period: watch the processes, evaluate periodically, show progress."""
+        cfg, minutes = self.cfg, self.minutes
+        t0 = time.monotonic()
+        end = t0 + minutes * 60
+        next_eval = t0 + cfg.train.eval_every_minutes * 60
+        last_eval = "-"
+        best = None
+        bar = None
+        if self.progress:
+            from tqdm import tqdm  # noqa: PLC0415
+
+            bar = tqdm(total=int(minutes * 60), unit="s", desc="train", dynamic_ncols=True,
+                       bar_format="{desc} {bar} {elapsed}<{remaining} {postfix}")
+        try:
+            while time.monotonic() < end:
+                time.sleep(min(2.0, max(0.0, end - time.monotonic())))
+                manager.check()
+                fleet.poll()
+                now = time.monotonic()
+                if now >= next_eval and now + 30 < end:
+                    data, _, _ = client.model(None)
+                    r = evals.run(data, cfg.train.progress_eval_episodes, (now - t0) / 60, _status_steps(client))
+                    best = better(best, r, data)
+                    last_eval = f"{r['untouched_share']:.0%} (v{r['model_version']})"
+                    if bar is None:
+                        self.log(f"[{(now - t0) / 60:4.1f} min] model v{r['model_version']} (step {r['train_step']:,}): "
+                                 f"untouched {r['untouched_share']:.0%} of {r['episodes']} episodes vs level "
+                                 f"{cfg.env.cpu_level}")
+                    next_eval = now + cfg.train.eval_every_minutes * 60
+                if bar is not None:
+                    st = client.status()
+                    bar.n = int(min(now - t0, minutes * 60))
+                    bar.set_postfix_str(f"steps {st.get('train_steps', 0):,}  rows {st.get('rows_accepted', 0):,}  "
+                                        f"model v{st.get('model_version', 0)}  eval {last_eval}", refresh=True)
+        finally:
+            if bar is not None:
+                bar.close()
+        return best
+
+    def _finish(self, evals: Evaluations, best: tuple[dict[str, Any], bytes] | None, data: bytes,
+                steps: int) -> dict[str, Any]:
+        """Keep a model, score it and the baselines, write eval.json and the learning curve."""
+        from melee_agent.plots import learning_curve  # noqa: PLC0415
+
+        cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
+        # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
+        # last one is scored the same way first); DQN's greedy policy can swing between snapshots.
+        last = evals.run(data, cfg.train.progress_eval_episodes, minutes, steps)
+        chosen, chosen_data = better(best, last, data) if cfg.train.keep_best else (last, data)
+        atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
+        self.log(f"kept model v{chosen['model_version']} ({chosen['untouched_share']:.0%} in its {chosen['episodes']}-"
+                 f"episode check; the last, v{last['model_version']}, had {last['untouched_share']:.0%}); "
+                 f"evaluating it over {cfg.train.eval_episodes} new episodes...")
+        r = evals.run(chosen_data, cfg.train.eval_episodes, minutes, steps, seed=777, record=False)
+        baselines = {p: evals.run(b"", cfg.train.eval_episodes, minutes, 0, policy=p) for p in BASELINES}
+        final = {**r, "baselines": baselines, "run_dir": str(run_dir), "curve": evals.points,
+                 "kept": "last" if chosen is last else "best", "last_model_check": last}
+        atomic_write_json(run_dir / "eval.json", final)
+        learning_curve(evals.points, {f"{k} ({v['untouched_share']:.0%})": v["untouched_share"]
+                                      for k, v in baselines.items()},
+                       f"learning curve vs {cfg.env.env} CPU level {cfg.env.cpu_level}", run_dir / "learning_curve.png")
+        self.log(f"vs arena CPU level {cfg.env.cpu_level}, {cfg.train.eval_episodes} one-minute episodes each:")
+        for name, row in (("model", r), *baselines.items()):
+            self.log(f"  {name:6s} untouched {row['untouched_share']:6.1%}   mean seconds to first hit "
+                     f"{row['mean_seconds_to_first_hit']:5.1f}   damage taken {row['damage_taken']:5.1f}")
+        self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
+                 f"curve: {run_dir / 'learning_curve.png'}")
+        return final
+
+
+def _status_steps(client: Any) -> int:
+    try:
+        return int(client.status().get("train_steps", 0))
+    except Exception:  # noqa: BLE001 (a progress figure only)
+        return 0

@@ -1,3 +1,0 @@
-from melee_agent_cli.main import main
-
-raise SystemExit(main())
