@@ -24,6 +24,7 @@ Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,47 @@ def check_paths(cfg: DolphinConfig) -> None:
                            "(--set dolphin.iso_path=/path/melee.iso); it is never shipped or downloaded")
     if not Path(cfg.iso_path).is_file():
         raise DolphinError(f"dolphin.iso_path {cfg.iso_path!r} is not a file: set it to your NTSC 1.02 Melee ISO")
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """How to start one Dolphin build: ``melee.Console`` keyword arguments and ``Console.run``'s."""
+
+    build: str  # what libmelee detected: "ishiiruka", "exiai" or "mainline"
+    console: dict[str, Any]
+    run: dict[str, Any]
+
+
+def launch_options(cfg: DolphinConfig, display: str | None = None) -> LaunchOptions:
+    """The options for the Dolphin at ``cfg.dolphin_path``, from libmelee's own version detection.
+
+    - stock Slippi Online (Ishiiruka): a real video backend, so headless means under Xvfb (a
+      ``DISPLAY`` must be set); libmelee refuses ``Null`` for it;
+    - the ExiAI Ishiiruka build: the ``Null`` backend (libmelee requires it), EXI inputs, and
+      fast-forward when headless;
+    - mainline Slippi Dolphin: headless is ``Null`` video and ``--platform headless``.
+    """
+    from melee.console import DolphinBuild, get_dolphin_version  # noqa: PLC0415
+
+    try:
+        version = get_dolphin_version(cfg.dolphin_path)
+    except Exception as e:  # noqa: BLE001 (libmelee raises assertion, value and runtime errors here)
+        raise DolphinError(f"dolphin.dolphin_path {cfg.dolphin_path!r}: libmelee cannot tell which Dolphin this is "
+                           f"({type(e).__name__}: {e}); point it at Slippi Dolphin") from None
+    common = {"disable_audio": cfg.headless}
+    if version.build is DolphinBuild.EXI_AI:
+        return LaunchOptions("exiai", {**common, "gfx_backend": "Null", "use_exi_inputs": True,
+                                       "enable_ffw": cfg.headless}, {})
+    if version.mainline:
+        if cfg.headless:
+            return LaunchOptions("mainline", {**common, "gfx_backend": "Null"}, {"platform": "headless"})
+        return LaunchOptions("mainline", common, {})
+    display = os.environ.get("DISPLAY") if display is None else display
+    if cfg.headless and not display:
+        raise DolphinError("stock Slippi Online (Ishiiruka) has no headless video backend: run it under Xvfb "
+                           "(`Xvfb :99 & export DISPLAY=:99`), or set dolphin.dolphin_path to the ExiAI Ishiiruka "
+                           "build or mainline Slippi Dolphin for true headless play")
+    return LaunchOptions("ishiiruka", common, {})
 
 
 def in_game(gamestate: Any) -> bool:
@@ -165,22 +207,23 @@ class DolphinEnv:
         self.prev_action = 0
         self.gamestate: Any = None
         self.console: Any = None
+        self.launch: LaunchOptions | None = None
         self._start()
 
     # --- Dolphin process ---
     def _dolphin_console(self) -> Any:
         import melee  # noqa: PLC0415
 
+        self.launch = launch_options(self.cfg)
         return melee.Console(path=self.cfg.dolphin_path, blocking_input=True, tmp_home_directory=True,
-                             gfx_backend="Null" if self.cfg.headless else None, disable_audio=self.cfg.headless,
-                             fullscreen=False, save_replays=False)
+                             fullscreen=False, save_replays=False, **self.launch.console)
 
     def _start(self) -> None:
         self.console = self._console_factory()
         self.controller = self._controller_factory(self.console, self.cfg.agent_port)
         self.cpu_controller = self._controller_factory(self.console, self.cfg.opponent_port)
         if getattr(self.console, "is_dolphin", False):
-            self.console.run(iso_path=self.cfg.iso_path)
+            self.console.run(iso_path=self.cfg.iso_path, **(self.launch.run if self.launch else {}))
             if not self.console.connect():
                 raise DolphinError(f"could not connect to Dolphin at {self.cfg.dolphin_path}")
             for c in (self.controller, self.cpu_controller):
