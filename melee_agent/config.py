@@ -111,8 +111,7 @@ class DolphinConfig:
     agent_character: str = "FOX"
     opponent_character: str = "MARTH"
     stage: str = "FINAL_DESTINATION"
-    cpu_level: int = 9
-    headless: bool = True
+    headless: bool = True  # what it means depends on the build: see dolphin.launch_options
 
 
 @dataclass

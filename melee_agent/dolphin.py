@@ -58,6 +58,14 @@ def check_paths(cfg: DolphinConfig) -> None:
                            "(--set dolphin.iso_path=/path/melee.iso); it is never shipped or downloaded")
     if not Path(cfg.iso_path).is_file():
         raise DolphinError(f"dolphin.iso_path {cfg.iso_path!r} is not a file: set it to your NTSC 1.02 Melee ISO")
+    if Path(cfg.dolphin_path).is_dir():
+        from melee.console import get_exe_path  # noqa: PLC0415
+
+        try:  # libmelee finds the executable in a folder only by its install layout
+            get_exe_path(cfg.dolphin_path)
+        except (ValueError, FileNotFoundError, NotImplementedError) as e:
+            raise DolphinError(f"dolphin.dolphin_path {cfg.dolphin_path!r} is a folder libmelee cannot use ({e}): "
+                               "set it to the Dolphin executable or AppImage itself") from None
 
 
 @dataclass(frozen=True)

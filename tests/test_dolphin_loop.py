@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from melee_agent.actions import get_action_set
-from melee_agent.config import DolphinConfig, load_config
+from melee_agent.config import ConfigError, DolphinConfig, load_config
 from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths
 from melee_agent.slp import game_ports, read_gamestates
 from melee_agent.state import encode_gamestate
@@ -164,8 +164,23 @@ def test_dolphin_paths_missing_or_wrong_give_one_line_saying_what_to_set(tmp_pat
         check_paths(DolphinConfig(dolphin_path=str(tmp_path)))
     with pytest.raises(DolphinError, match="not a file"):
         check_paths(DolphinConfig(dolphin_path=str(tmp_path), iso_path=str(tmp_path / "melee.iso")))
+    # A folder is usable only where libmelee can find the executable in it (a 'netplay' install folder).
+    iso = tmp_path / "melee.iso"
+    iso.write_bytes(b"\0" * 16)
+    with pytest.raises(DolphinError, match="folder libmelee cannot use"):
+        check_paths(DolphinConfig(dolphin_path=str(tmp_path), iso_path=str(iso)))
+    netplay = tmp_path / "netplay"
+    netplay.mkdir()
+    (netplay / "Slippi_Online-x86_64.AppImage").write_bytes(b"")
+    check_paths(DolphinConfig(dolphin_path=str(netplay), iso_path=str(iso)))
     cfg = load_config("dolphin")
-    assert cfg.env.env == "dolphin" and cfg.dolphin.cpu_level == 9
+    assert cfg.env.env == "dolphin" and cfg.env.cpu_level == 9
+
+
+def test_dolphin_config_has_one_cpu_level():
+    # dolphin.cpu_level was never read (env.cpu_level won): now it is refused, naming the section's keys.
+    with pytest.raises(ConfigError, match="unknown key dolphin.cpu_level"):
+        load_config("dolphin", ["dolphin.cpu_level=3"])
 
 
 def test_dolphin_eval_cli_without_paths_prints_what_to_set():
