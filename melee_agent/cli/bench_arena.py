@@ -39,23 +39,27 @@ def _measure(B: int, kind: str, seconds: float, device: str, compile: bool) -> d
     a = torch.zeros(B, dtype=torch.long, device=device)
     ready = torch.ones(B, dtype=torch.bool, device=device)
 
-    decisions = 0
+    decisions, decision_frames = 0, 0
 
     def one() -> int:
-        nonlocal obs, a, ready, decisions
+        nonlocal obs, a, ready, decisions, decision_frames
         if kind == "random":
             a = torch.randint(0, env.num_actions, (B,), generator=gen, device=device)
         elif kind == "dqn":
             due = ready.nonzero().view(-1)  # only decisions that are due: a worker's loop
             a = a.index_copy(0, due, model(obs.index_select(0, due)).argmax(1))
+        chose = ready
         obs, _, _, info = env.step_async(a)
-        ready = info["ready"]
+        ready = info.ready
         decisions += int(ready.sum())
-        return B * int(info["frames"].min())  # frames this call advanced every environment
+        decision_frames += int(info.frames[ready].sum())  # the whole macros of the decisions that ended
+        # Every environment advances the same frames per call; those that chose at this call have
+        # played exactly them (another's info.frames counts its macro since earlier calls too).
+        return B * int(info.frames[chose].max())
 
     for _ in range(5):
         one()
-    frames, calls, decisions = 0, 0, 0
+    frames, calls, decisions, decision_frames = 0, 0, 0, 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         frames += one()
@@ -64,7 +68,7 @@ def _measure(B: int, kind: str, seconds: float, device: str, compile: bool) -> d
         torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     return {"envs": B, "loop": kind, "frames_per_s": frames / dt, "ms_per_call": 1e3 * dt / calls,
-            "x_one_dolphin": frames / dt / 60.0, "frames_per_decision": frames / max(decisions, 1)}
+            "x_one_dolphin": frames / dt / 60.0, "frames_per_decision": decision_frames / max(decisions, 1)}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
