@@ -222,7 +222,8 @@ class DolphinEnv:
     def _dolphin_console(self) -> Any:
         import melee  # noqa: PLC0415
 
-        self.launch = launch_options(self.cfg)
+        if self.launch is None:  # the build does not change between restarts: ask its version once
+            self.launch = launch_options(self.cfg)
         return melee.Console(path=self.cfg.dolphin_path, blocking_input=True, tmp_home_directory=True,
                              fullscreen=False, save_replays=False, **self.launch.console)
 
