@@ -40,6 +40,7 @@ class Board:
         self.writer = SummaryWriter(str(run_dir), flush_secs=int(flush_secs))
         self._last_flush = time.monotonic()
         self.flush_secs = flush_secs
+        self._dolphin: dict[str, tuple[int, int]] = {}
 
     def scalars(self, values: dict[str, float], step: int) -> None:
         for tag, v in values.items():
@@ -60,6 +61,15 @@ class Board:
                       "episode/length": stats.get("length_sum", 0.0) / n,
                       "episode/hits": stats.get("hits", 0) / n,
                       "episode/untouched": stats.get("untouched", 0) / n}, step)
+
+    def workers(self, stats: dict[str, Any], step: int) -> None:
+        """Dolphin workers report their restarts so far; the board shows the total over workers."""
+        if "dolphin_restarts" not in stats:
+            return
+        self._dolphin[str(stats.get("worker_id", "?"))] = (int(stats["dolphin_restarts"]),
+                                                           int(stats.get("dolphin_games", 0)))
+        self.scalars({"workers/dolphin_restarts": sum(r for r, _ in self._dolphin.values()),
+                      "workers/dolphin_games": sum(g for _, g in self._dolphin.values())}, step)
 
     def close(self) -> None:
         self.writer.flush()

@@ -137,6 +137,7 @@ class Trainer:
         stats = exp.stats
         if stats:
             self.board.episodes(stats, self.learner.train_steps)
+            self.board.workers(stats, self.learner.train_steps)
             if stats.get("frames"):
                 self._frame_rate.add(float(stats["frames"]))
 

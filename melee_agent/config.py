@@ -112,6 +112,15 @@ class DolphinConfig:
     opponent_character: str = "MARTH"
     stage: str = "FINAL_DESTINATION"
     headless: bool = True  # what it means depends on the build: see dolphin.launch_options
+    # Supervision (see melee_agent/dolphin/supervisor.py): a Dolphin silent this long while a frame
+    # is awaited is stopped and restarted; so is one stuck in the menus this long.
+    timeout_s: float = 30.0
+    menu_timeout_s: float = 120.0
+    # At most max_restarts restarts within any restart_window_s seconds, then the worker stops.
+    max_restarts: int = 5
+    restart_window_s: float = 600.0
+    # Tries to start Dolphin (each on a new spectator port) before a restart counts as failed.
+    start_attempts: int = 3
 
 
 @dataclass

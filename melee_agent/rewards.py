@@ -19,7 +19,8 @@ Example::
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import torch
 from melee.enums import Action
@@ -71,3 +72,61 @@ def frame_outcome(untouchable: bool, *, agent_action: torch.Tensor, is_noop: tor
         terminal = (agent_stock <= 0) | (opponent_stock <= 0)
     truncated = ~terminal & (episode_frame >= max_frames)
     return FrameOutcome(reward, hit, terminal, truncated)
+
+
+@dataclass
+class FrameResult:
+    reward: float
+    hit: bool
+    damage_taken: float
+    damage_dealt: float
+    stocks_lost: int
+    stocks_taken: int
+    terminal: bool
+    truncated: bool
+
+
+class GameStateRules:
+    """:func:`frame_outcome` (the arena's rules) applied to libmelee GameStates (real Melee).
+
+    Reads each frame's damage and stock changes from the ports' percent and stock, then scores the
+    frame with the same function the arena uses.
+    """
+
+    def __init__(self, agent_port: int, opponent_port: int, reward: str, max_frames: int):
+        self.agent_port, self.opponent_port = agent_port, opponent_port
+        self.reward = check_reward(reward)
+        self.max_frames = max_frames
+        self.episode_frame = 0
+        self.episode_return = 0.0
+        self._prev: tuple[float, int, float, int] | None = None
+
+    def _read(self, gs: Any) -> tuple[float, int, float, int]:
+        a, o = gs.players[self.agent_port], gs.players[self.opponent_port]
+        return float(a.percent), int(a.stock), float(o.percent), int(o.stock)
+
+    def start(self, gs: Any) -> None:
+        """A new episode starts at this frame (nothing is scored for it)."""
+        self.episode_frame = 0
+        self.episode_return = 0.0
+        self._prev = self._read(gs)
+
+    def frame(self, gs: Any, noop: bool) -> FrameResult:
+        if self._prev is None:
+            self.start(gs)
+        pa, sa, po, so = self._prev  # type: ignore[misc]
+        a_pct, a_stock, o_pct, o_stock = self._read(gs)
+        self._prev = (a_pct, a_stock, o_pct, o_stock)
+        # Percent resets with a lost stock: damage counts only within a stock.
+        taken = max(0.0, a_pct - pa) if a_stock == sa else 0.0
+        dealt = max(0.0, o_pct - po) if o_stock == so else 0.0
+        lost, took = max(0, sa - a_stock), max(0, so - o_stock)
+        self.episode_frame += 1
+        t = lambda v: torch.tensor([v])  # noqa: E731
+        out = frame_outcome(self.reward == "untouchable", agent_action=t(int(gs.players[self.agent_port].action.value)),
+                            is_noop=t(noop), taken=t(taken), dealt=t(dealt), lost=t(lost), took=t(took),
+                            agent_stock=t(a_stock), opponent_stock=t(o_stock), episode_frame=t(self.episode_frame),
+                            max_frames=self.max_frames)
+        reward = float(out.reward)
+        self.episode_return += reward
+        return FrameResult(reward, bool(out.hit), taken, dealt, lost, took, bool(out.terminal), bool(out.truncated))

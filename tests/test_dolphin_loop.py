@@ -17,7 +17,7 @@ import torch
 
 from melee_agent.actions import get_action_set
 from melee_agent.config import ConfigError, DolphinConfig, load_config
-from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths
+from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths, replay_session
 from melee_agent.slp import game_ports, read_gamestates
 from melee_agent.state import encode_gamestate
 from tests.conftest import READABLE_REPLAYS, replay_path
@@ -35,24 +35,23 @@ def replay_env(path: Path, reward: str = "untouchable", max_frames: int = 3600, 
     ports = game_ports(states[-1])
     made: list = []
 
-    def console():
+    def session():
         if len(made) >= consoles:
             raise ReplayOver
-        c = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True)
+        s = replay_session(str(path), ports[0], ports[1], recording_controller)
         if die_after is not None and not made:
-            real_step, count = c.step, [0]
+            real_step, count = s.console.step, [0]
 
             def step():
                 count[0] += 1
                 return None if count[0] > die_after else real_step()
-            c.step = step
-        made.append(c)
-        return c
+            s.console.step = step
+        made.append(s)
+        return s
 
     cfg = DolphinConfig(agent_port=ports[0], opponent_port=ports[1])
     env = DolphinEnv(cfg, cpu_level=9, action_set="untouchable", reward=reward, max_frames=max_frames,
-                     console_factory=console, controller_factory=lambda console, port: recording_controller(port),
-                     menus=False)
+                     session_factory=session, menus=False)
     return env, states
 
 
@@ -149,7 +148,7 @@ def test_dolphin_restarts_a_console_that_stops_answering_and_keeps_going():
     path = replay_path("libmelee_test_game_1.slp")
     env, states = replay_env(path, consoles=2, die_after=100, max_frames=10**9)
     steps = play_all(env, [0] * 400)
-    assert env.restarts == 1 and "stopped answering" in env.restart_log[0]
+    assert env.restarts == 1 and "stopped answering" in env.supervisor.restart_log[0]
     assert len(steps) - 1 == 400  # play went on in the restarted console
     cut = [s for s in steps[1:] if s[4]["truncated"].item()]
     assert len(cut) == 1  # the episode in flight was cut at the restart

@@ -91,6 +91,10 @@ class Worker:
         envs = s.envs if s.envs is not None else (1 if cfg.env.env == "dolphin" else cfg.worker.envs)
         seed = s.seed if s.seed is not None else 1_000 * (s.index + 1) + int(time.time()) % 1_000
         env = make_env(cfg, num_envs=envs, device=s.device, seed=seed)
+        if cfg.env.env == "dolphin":
+            from melee_agent.dolphin import DolphinEnv  # noqa: PLC0415
+        else:
+            DolphinEnv = ()  # noqa: N806 (isinstance against nothing: an arena worker has no Dolphin stats)
         epsilon: float | torch.Tensor = self.epsilon
         if cfg.worker.epsilon_per_env and envs > 1:
             epsilon = env_epsilons(s.index, s.count, envs, cfg.worker.epsilon_base, cfg.worker.epsilon_alpha)
@@ -105,6 +109,8 @@ class Worker:
                 rows, stats = player.play(self.model, frames)
                 stats.extra["worker_id"] = self.worker_id
                 stats.extra["epsilon"] = self.epsilon
+                if isinstance(env, DolphinEnv):  # restarts and games so far (TensorBoard workers/)
+                    stats.extra.update(env.stats())
                 self.upload(rows, stats.to_dict())
                 segment += 1
                 fps = stats.frames / max(stats.seconds, 1e-9)

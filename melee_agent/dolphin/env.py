@@ -1,0 +1,139 @@
+"""Real Melee behind the arena's environment API: one game in Dolphin, ``num_envs`` = 1.
+
+Each frame libmelee reads is encoded with ``state.py``; each action's controller states are
+played frame by frame; rewards, hits and episode ends come from
+:class:`melee_agent.rewards.GameStateRules` (the arena's rules). Everything about keeping Dolphin
+alive and in a game is the :class:`~melee_agent.dolphin.supervisor.Supervisor`'s.
+
+When a game ends or Dolphin restarts mid-episode the episode is cut (truncated), and its
+``final_obs`` is the last frame of the game that ended; the next observation is the new game's.
+
+Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
+
+    from melee_agent.config import load_config
+    cfg = load_config("dolphin", ["dolphin.dolphin_path=/opt/slippi", "dolphin.iso_path=/isos/melee.iso"])
+    env = DolphinEnv(cfg.dolphin, cpu_level=9, action_set="untouchable", reward="untouchable", max_frames=3600)
+    obs = env.reset()                                  # [1, 27]
+    obs, reward, done, info = env.step(torch.tensor([1]))  # one spot dodge (22 frames)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from melee_agent.actions import apply_frame, get_action_set
+from melee_agent.config import DolphinConfig
+from melee_agent.dolphin.launch import check_paths, free_udp_port, launch_options
+from melee_agent.dolphin.session import Session, start_dolphin
+from melee_agent.dolphin.supervisor import Supervisor
+from melee_agent.rewards import FrameResult, GameStateRules
+from melee_agent.state import encode_gamestate
+from melee_agent.vecenv import StepResult, step_info
+
+
+class DolphinEnv:
+    """One Melee game in Dolphin with the arena's API (``num_envs`` = 1)."""
+
+    num_envs = 1
+
+    def __init__(self, cfg: DolphinConfig, cpu_level: int = 9, action_set: str = "untouchable",
+                 reward: str = "untouchable", max_frames: int = 3600, device: str | torch.device = "cpu",
+                 session_factory: Callable[[], Session] | None = None, menus: bool = True):
+        if not 1 <= cpu_level <= 9:
+            raise ValueError(f"cpu_level must be 1-9, got {cpu_level}")
+        self.cfg, self.cpu_level = cfg, cpu_level
+        self.device = torch.device(device)
+        aset = get_action_set(action_set)
+        self.action_set = aset
+        self.num_actions = aset.num_actions
+        self.noop_index = aset.noop_index
+        self.rules = GameStateRules(cfg.agent_port, cfg.opponent_port, reward, max_frames)
+        if session_factory is None:
+            check_paths(cfg)
+            launch = launch_options(cfg)  # the build does not change between restarts: ask once
+            session_factory = lambda: start_dolphin(cfg, launch, free_udp_port())  # noqa: E731
+        self.supervisor = Supervisor(cfg, cpu_level, session_factory, menus=menus)
+        self.prev_action = 0
+        self.gamestate: Any = None
+
+    @property
+    def restarts(self) -> int:
+        return self.supervisor.restarts
+
+    @property
+    def controller(self) -> Any:
+        return self.supervisor.session.controller
+
+    def _obs(self, gs: Any, prev_action: int) -> torch.Tensor:
+        o = encode_gamestate(gs, self.rules.agent_port, self.rules.opponent_port, prev_action, self.num_actions)
+        return torch.as_tensor(np.asarray(o), device=self.device).unsqueeze(0)
+
+    def reset(self) -> torch.Tensor:
+        gs, _ = self.supervisor.next_game_frame()
+        self.gamestate = gs
+        self.rules.start(gs)
+        self.prev_action = 0
+        return self._obs(gs, 0)
+
+    def step(self, actions: torch.Tensor) -> StepResult:
+        a = int(torch.as_tensor(actions).view(-1)[0])
+        if not 0 <= a < self.num_actions:
+            raise ValueError(f"actions must be in [0, {self.num_actions})")
+        noop = a == self.noop_index
+        total = FrameResult(0.0, False, 0.0, 0.0, 0, 0, False, False)
+        played = 0
+        new_game = None
+        for frame in self.action_set.actions[a].frames:
+            apply_frame(self.supervisor.session.controller, frame)
+            self.supervisor.session.flush_unregistered()
+            gs, left_game = self.supervisor.next_game_frame()
+            if left_game:  # the game ended (or Dolphin restarted) mid-episode: cut it here
+                total.truncated = not total.terminal
+                new_game = gs
+                break
+            self.gamestate = gs
+            r = self.rules.frame(gs, noop)
+            played += 1
+            total.reward += r.reward
+            total.hit |= r.hit
+            total.damage_taken += r.damage_taken
+            total.damage_dealt += r.damage_dealt
+            total.stocks_lost += r.stocks_lost
+            total.stocks_taken += r.stocks_taken
+            if r.terminal or r.truncated:
+                total.terminal, total.truncated = r.terminal, r.truncated
+                break
+        done = total.terminal or total.truncated
+        final_obs = self._obs(self.gamestate, a)  # the last frame of this episode, in its game
+        info = step_info(ready=True, hit=total.hit, terminal=total.terminal, truncated=total.truncated,
+                         frames=played, episode_frame=self.rules.episode_frame,
+                         episode_return=self.rules.episode_return, damage_taken=total.damage_taken,
+                         damage_dealt=total.damage_dealt, stocks_lost=total.stocks_lost,
+                         stocks_taken=total.stocks_taken, final_obs=final_obs)
+        if done:
+            # The next episode starts on the next frame: of this game, or of the new one.
+            if new_game is not None:
+                self.gamestate = new_game
+            self.rules.start(self.gamestate)
+            self.prev_action = 0
+            obs = self._obs(self.gamestate, 0)
+        else:
+            self.prev_action = a
+            obs = final_obs
+        reward = torch.tensor([total.reward], dtype=torch.float32, device=self.device)
+        return obs, reward, torch.tensor([done], device=self.device), info
+
+    def step_async(self, actions: torch.Tensor) -> StepResult:
+        """One Dolphin cannot run ahead of its decisions: ``step``, with the environment always ready."""
+        return self.step(actions)
+
+    def stats(self) -> dict[str, int]:
+        """Counters for the worker's segment stats (``dolphin_restarts`` is TensorBoard's ``workers/``)."""
+        return {"dolphin_restarts": self.supervisor.restarts, "dolphin_games": self.supervisor.games,
+                "dolphin_setup_mismatches": len(self.supervisor.setup_mismatches)}
+
+    def close(self) -> None:
+        self.supervisor.close()

@@ -1,0 +1,268 @@
+"""Real Melee's worker path end to end against a Slippi Dolphin stand-in (tests/dolphin_standin).
+
+libmelee's own ``Console`` launches the stand-in exactly as it launches Dolphin (command line,
+user folder, controller FIFOs) and reads it over Slippi's spectator protocol (ENet); the stand-in
+streams real replays from ../shared/replays through menus that answer the controllers. Faults
+(exit, hang, stall, port taken, wrong setup) are asked for per start of the executable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from melee_agent.config import DolphinConfig
+from melee_agent.dolphin import DolphinEnv, DolphinError, RestartLimiter
+from tests.conftest import replay_path
+from tests.dolphin_standin.install import events, install_standin, launches
+
+REPO = Path(__file__).resolve().parent.parent
+GAMES = ("slippijs_lCancel.slp", "libmelee_test_game_1.slp", "peppi_v3.13.slp")
+
+
+def standin(tmp_path: Path, frames_limit: int = 240, **kw) -> tuple[Path, DolphinConfig]:
+    exe = install_standin(tmp_path / "dolphin", [replay_path(g) for g in GAMES], frames_limit=frames_limit, **kw)
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=3,
+                        menu_timeout_s=20, max_restarts=5, restart_window_s=600)
+    return exe, cfg
+
+
+def play(env: DolphinEnv, steps: int, action: int = 0) -> list[tuple]:
+    out = []
+    for _ in range(steps):
+        obs, r, done, info = env.step(torch.tensor([action]))
+        out.append((obs, r.item(), done.item(), info))
+    return out
+
+
+def play_until(env: DolphinEnv, cond, limit_s: float = 60.0) -> float:
+    t0 = time.monotonic()
+    while not cond():
+        assert time.monotonic() - t0 < limit_s, "not reached in time"
+        env.step(torch.tensor([0]))
+    return time.monotonic() - t0
+
+
+def test_dolphin_standin_is_launched_like_dolphin_with_its_own_spectator_port(tmp_path):
+    exe, cfg = standin(tmp_path)
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        first = launches(exe.parent)[0]
+        assert first["argv"][:2] == ["-e", cfg.iso_path] and first["argv"][2] == "-u"
+        assert first["argv"][4:] == ["--platform", "headless"]  # mainline headless
+        assert first["blocking"] and first["gfx"] == "Null" and first["ports"] == [1, 2]
+        assert first["port"] == env.supervisor.session.port != 51441
+        env.supervisor.restart("test")
+        second = launches(exe.parent)[1]
+        assert second["port"] != first["port"]  # a new port on every restart
+    finally:
+        env.close()
+
+
+def test_dolphin_two_dolphins_on_one_host_each_stream_their_own_game(tmp_path):
+    exe_a, cfg_a = standin(tmp_path / "a")
+    exe_b, cfg_b = standin(tmp_path / "b", frames_limit=100)
+    a, b = DolphinEnv(cfg_a, cpu_level=9), DolphinEnv(cfg_b, cpu_level=3)
+    try:
+        a.reset(), b.reset()
+        assert a.supervisor.session.port != b.supervisor.session.port
+        play(a, 300), play(b, 300)
+        # Each worker saw its own Dolphin's games: b's games are 100 frames, a's 240.
+        assert b.supervisor.games > a.supervisor.games >= 2
+        assert a.restarts == b.restarts == 0
+        assert any("port 2 MARTH cpu 3" in e for e in events(exe_b.parent))
+        assert not any("cpu 3" in e for e in events(exe_a.parent))
+    finally:
+        a.close(), b.close()
+
+
+def test_dolphin_game_over_leads_through_postgame_into_the_next_game_without_a_restart(tmp_path):
+    exe, cfg = standin(tmp_path, frames_limit=120)
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        steps = play(env, 500)
+        assert env.supervisor.games >= 4 and env.restarts == 0
+        assert sum(1 for e in events(exe.parent) if "postgame left" in e) >= 3
+        # The episode cut at a game end has the ended game's last frame as final_obs (defect 9),
+        # and the next observation comes from the new game.
+        for i, (obs, _, done, info) in enumerate(steps[1:], start=1):
+            if done and info["truncated"].item() and info["frames"].item() == 0:
+                assert torch.equal(info["final_obs"], steps[i - 1][0])
+                assert not torch.equal(obs, steps[i - 1][0])
+                break
+        else:
+            pytest.fail("no episode was cut by a game end")
+    finally:
+        env.close()
+
+
+def test_dolphin_first_frame_setup_is_checked_and_a_wrong_one_goes_back_through_the_menus(tmp_path):
+    exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "wrong_cpu_level", "game": 1}])
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        t0 = time.monotonic()
+        env.reset()
+        took = time.monotonic() - t0
+        assert len(env.supervisor.setup_mismatches) == 1 and env.restarts == 0
+        assert "cpu 1" in env.supervisor.setup_mismatches[0] and "want" in env.supervisor.setup_mismatches[0]
+        log = events(exe.parent)
+        assert any("game 1 quit (L+R+A+START)" in e for e in log)
+        assert any("game 2 starts" in e and "port 2 MARTH cpu 9" in e for e in log)
+        print(f"wrong setup: playing again after {took:.1f} s")
+    finally:
+        env.close()
+
+
+def test_dolphin_a_human_cpu_port_at_level_1_is_switched_to_a_cpu(tmp_path):
+    # Port 2 boots as an idle human Marth; level 1 is what the CPU slider shows after the switch.
+    exe, cfg = standin(tmp_path, css_start={"2": {"character": "MARTH"}})
+    env = DolphinEnv(cfg, cpu_level=1)
+    try:
+        env.reset()
+        assert env.supervisor.setup_mismatches == []
+        assert any("game 1 starts" in e and "port 2 MARTH cpu 1" in e for e in events(exe.parent))
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("kind", ["exit", "hang"])
+def test_dolphin_crash_or_hang_in_game_is_restarted_and_play_goes_on(tmp_path, kind):
+    exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": kind, "game": 1, "frame": 60}])
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        t0 = time.monotonic()
+        steps = play(env, 200)
+        assert env.restarts == 1
+        why = env.supervisor.restart_log[0]
+        assert ("exited with code 3" in why) if kind == "exit" else ("silent for 3 s" in why)
+        cut = [s for s in steps if s[3]["truncated"].item()]
+        assert cut and len(launches(exe.parent)) == 2
+        print(f"{kind}: 200 steps incl. the restart in {time.monotonic() - t0:.1f} s")
+    finally:
+        env.close()
+
+
+def test_dolphin_stall_in_the_menus_is_restarted(tmp_path):
+    exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "menu_stall", "game": 1}])
+    cfg.menu_timeout_s = 2
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        assert env.restarts == 1 and "stuck in the menus" in env.supervisor.restart_log[0]
+    finally:
+        env.close()
+
+
+def test_dolphin_spectator_port_taken_is_retried_on_a_new_port_and_nothing_leaks(tmp_path):
+    exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "port_taken"}])
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        first, second = launches(exe.parent)[:2]
+        assert first["port"] != second["port"] and env.supervisor.session.port == second["port"]
+        assert not _alive(first["pid"])  # the failed start's Dolphin was stopped
+    finally:
+        env.close()
+    # Every start failing: a one-line DolphinError, no process or temporary user folder left behind.
+    exe, cfg = standin(tmp_path / "all", faults=[{"launch": n, "kind": "port_taken"} for n in (1, 2)])
+    cfg.start_attempts = 2
+    before = set(Path("/tmp").glob("libmelee_*"))
+    with pytest.raises(DolphinError, match="did not start in 2 tries"):
+        DolphinEnv(cfg, cpu_level=9)
+    assert all(not _alive(rec["pid"]) for rec in launches(exe.parent))
+    assert set(Path("/tmp").glob("libmelee_*")) <= before
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_dolphin_restarts_are_limited_per_time_window_not_per_lifetime():
+    now = [0.0]
+    lim = RestartLimiter(max_restarts=2, window_s=600, clock=lambda: now[0])
+    for _ in range(50):  # one restart every 400 s goes on for ever
+        lim.record("crash")
+        now[0] += 400
+    assert lim.total == 50
+    lim.record("a")  # 400 s after the last one: two within 600 s are allowed, a third is not
+    with pytest.raises(DolphinError, match="3 restarts within 600 s"):
+        lim.record("b")
+
+
+def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "melee_agent.cli.main", *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=timeout)
+
+
+def test_dolphin_eval_cli_against_the_standin_reports_the_design_json(tmp_path):
+    exe, cfg = standin(tmp_path, frames_limit=300)
+    out = tmp_path / "eval.json"
+    proc = _cli("eval", "--config", "dolphin", "--env", "dolphin", "--cpu-level", "9", "--episodes", "4",
+                "--policy", "noop", "--no-progress", "--json", str(out),
+                "--set", f"dolphin.dolphin_path={exe}", "--set", f"dolphin.iso_path={cfg.iso_path}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["episodes"] == 4 and result["env"] == "dolphin"
+    for key in ("policy", "cpu_level", "episodes"):
+        assert key in result
+    assert any("port 2 MARTH cpu 9" in e for e in events(exe.parent))
+
+
+def test_dolphin_two_workers_on_one_host_upload_rows_a_real_manager_accepts(tmp_path):
+    from melee_agent.manager.process import ManagerProcess
+
+    token = tmp_path / "token"
+    token.write_text("standin-token\n")
+    env = {**os.environ, "MELEE_AGENT_TOKEN": "standin-token"}
+    with ManagerProcess(["--config", "small", "--token-file", str(token)], tmp_path / "run",
+                        tmp_path / "manager.log") as m:
+        procs, exes = [], []
+        for i in range(2):
+            # Worker 0's Dolphin crashes once: the restart reaches TensorBoard's workers/dolphin_restarts.
+            faults = [{"launch": 1, "kind": "exit", "game": 1, "frame": 60}] if i == 0 else []
+            exe, cfg = standin(tmp_path / f"w{i}", frames_limit=200, faults=faults)
+            exes.append(exe)
+            summary = tmp_path / f"w{i}.json"
+            procs.append((subprocess.Popen(
+                [sys.executable, "-m", "melee_agent.cli.main", "worker", "--config", "dolphin", "--manager", m.url,
+                 "--env", "dolphin", "--worker-index", str(i), "--num-workers", "2", "--segments", "2",
+                 "--json", str(summary), "--set", "worker.segment_seconds=5", "--set", "worker.upload_rows=200",
+                 "--set", f"dolphin.dolphin_path={exe}", "--set", f"dolphin.iso_path={cfg.iso_path}"],
+                cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), summary))
+        sent = 0
+        for p, summary in procs:
+            out, _ = p.communicate(timeout=300)
+            assert p.returncode == 0, out[-3000:]
+            sent += json.loads(summary.read_text())["rows_sent"]
+        import httpx
+
+        st = httpx.get(f"{m.url}/v1/status", headers={"Authorization": "Bearer standin-token"}, timeout=10).json()
+        assert sent > 0 and st["rows_accepted"] == sent
+        ports = [launches(exe.parent)[0]["port"] for exe in exes]
+        assert ports[0] != ports[1]
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    restarts = []
+    for f in (tmp_path / "run").rglob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(f), size_guidance={"scalars": 0})
+        acc.Reload()
+        if "workers/dolphin_restarts" in acc.Tags()["scalars"]:
+            restarts += [e.value for e in acc.Scalars("workers/dolphin_restarts")]
+    assert restarts and max(restarts) == 1
