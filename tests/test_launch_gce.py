@@ -21,22 +21,30 @@ def args(*extra: str):
 
 
 def test_commands_create_a_template_and_a_managed_group_of_n():
-    commands, script = plan(args(), "/tmp/s.sh")
-    template, group = commands
+    commands, script = plan(args(), "/tmp/s.sh", "/tmp/w.whl")
+    upload, template, group, *instances = commands
+    assert upload[:3] == ["gsutil", "cp", "/tmp/w.whl"] and upload[3].startswith("gs://my-bucket/melee-agent/")
+    assert "--boot-disk-size=30GB" in template
+    # Named VMs, each with its own fleet index: worker indices cannot collide across VMs.
+    assert [i[6] for i in instances] == ["create-instance"] * 3
+    assert [i[-1] for i in instances] == [f"--stateful-metadata=vm-index={k}" for k in range(3)]
     assert template[:7] == ["gcloud", "compute", "--project", "proj", "instance-templates", "create",
                             "melee-agent-workers-template"]
     assert "--metadata-from-file=startup-script=/tmp/s.sh" in template
-    assert group[4:7] == ["instance-groups", "managed", "create"] and "--size=3" in group
+    assert group[4:7] == ["instance-groups", "managed", "create"] and "--size=0" in group
     assert "--zone=us-east1-b" in group and "--template=melee-agent-workers-template" in group
     assert not any("SPOT" in c for c in template)
     assert script is not None and "gs://my-bucket/melee.iso" in script
 
 
 def test_spot_resize_and_delete():
-    template = plan(args("--spot"), "/tmp/s.sh")[0][0]
+    template = plan(args("--spot"), "/tmp/s.sh")[0][1]
     assert "--provisioning-model=SPOT" in template
-    (resize,), script = plan(args("--resize", "7"), "/tmp/s.sh")
-    assert resize[4:7] == ["instance-groups", "managed", "resize"] and "--size=7" in resize and script is None
+    grow, script = plan(args("--resize", "5"), "/tmp/s.sh")
+    assert [c[-1] for c in grow] == ["--stateful-metadata=vm-index=3", "--stateful-metadata=vm-index=4"]
+    assert script is None
+    (shrink,), _ = plan(args("--resize", "1"), "/tmp/s.sh")
+    assert shrink[6] == "delete-instances" and shrink[-1] == "--instances=melee-agent-workers-1,melee-agent-workers-2"
     delete, _ = plan(args("--delete"), "/tmp/s.sh")
     assert [c[4] for c in delete] == ["instance-groups", "instance-templates"] and all("--quiet" in c for c in delete)
 
@@ -48,7 +56,7 @@ def test_startup_script_parses_and_runs_k_workers_under_systemd(tmp_path):
     path.write_text(script)
     assert subprocess.run(["bash", "-n", str(path)], capture_output=True).returncode == 0
     assert "melee-agent-worker@.service" in script and "Restart=always" in script
-    assert "--num-workers 12" in script and "seq 0 $(( 4 - 1 ))" in script
+    assert "--num-workers 12" in script and "seq 0 $(( 4 - 1 ))" in script and "curl -sf" in script
     assert "gcloud secrets versions access latest --secret=melee-agent-token" in script
     assert "Xvfb" in script and "--env dolphin" in script
 
@@ -70,4 +78,69 @@ def test_creating_without_manager_or_bucket_is_a_clear_error():
     bad = build_parser().parse_args(["launch", "gce", "--count", "1", "--project", "p", "--zone", "z"])
     with pytest.raises(ValueError, match="--manager URL and --bucket gs://"):
         plan(bad, "/tmp/s.sh")
-    assert gcloud_commands(GceSettings(1, "p", "z"), "/x")[1][-2] == "--size=1"
+    assert len(gcloud_commands(GceSettings(1, "p", "z"), "/x")) == 4
+    small = build_parser().parse_args(["launch", "gce", "--count", "1", "--project", "p", "--zone", "z", "--manager",
+                                       "http://m", "--bucket", "gs://b", "--boot-disk-gb", "10"])
+    with pytest.raises(ValueError, match="--boot-disk-gb 10 is too small"):
+        plan(small, "/tmp/s.sh")
+
+
+STUBS = {
+    # The metadata server: this VM's index, or a 404 body (curl -f turns it into an error).
+    "curl": 'if [ -n "${VM_INDEX_META:-}" ]; then printf %s "$VM_INDEX_META"; else echo "<h1>404</h1>"; '
+            '[ "$1" = "-sf" ] && exit 22; fi',
+    "gcloud": 'echo "gcloud $*" >> "$STUB_LOG"; printf %s "$SECRET_VALUE"',
+    "gsutil": 'echo "gsutil $*" >> "$STUB_LOG"; for a in "$@"; do dst="$a"; done; '
+              'case "$dst" in */) touch "$dst/$(basename "$4")";; *) touch "$dst";; esac',
+    "apt-get": 'echo "apt-get $*" >> "$STUB_LOG"',
+    "systemctl": 'echo "systemctl $*" >> "$STUB_LOG"',
+    "python3": 'echo "python3 $*" >> "$STUB_LOG"; d="$3"; mkdir -p "$d/bin"; '
+               'printf "#!/bin/sh\\necho pip \\"\\$*\\" >> $STUB_LOG\\n" > "$d/bin/pip"; chmod +x "$d/bin/pip"',
+}
+
+
+def run_startup(tmp_path: Path, script: str, vm_index: str | None, name: str) -> tuple[subprocess.CompletedProcess, Path]:
+    root, bin_dir = tmp_path / name / "root", tmp_path / name / "bin"
+    bin_dir.mkdir(parents=True)
+    root.mkdir()
+    for tool, body in STUBS.items():
+        (bin_dir / tool).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / tool).chmod(0o755)
+    (tmp_path / name / "startup.sh").write_text(script)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "MELEE_AGENT_ROOT": str(root), "STUB_LOG": str(tmp_path / name / "log"),
+           "SECRET_VALUE": SENTINEL}
+    if vm_index is not None:
+        env["VM_INDEX_META"] = vm_index
+    proc = subprocess.run(["bash", str(tmp_path / name / "startup.sh")], capture_output=True, text=True, env=env,
+                          timeout=60)
+    return proc, root
+
+
+def test_startup_script_runs_on_two_vms_with_unique_worker_indices_and_a_private_token(tmp_path):
+    s = GceSettings(count=2, project="proj", zone="z", manager="http://m:8000", bucket="gs://b", workers_per_vm=2)
+    script = render_startup_script(s)
+    enabled = []
+    for vm in ("0", "1"):
+        proc, root = run_startup(tmp_path, script, vm, f"vm{vm}")
+        assert proc.returncode == 0, proc.stderr
+        assert SENTINEL not in proc.stdout + proc.stderr  # the token is never printed
+        token = root / "opt/melee-agent/token"
+        assert token.read_text() == SENTINEL and (token.stat().st_mode & 0o777) == 0o600
+        env_file = root / "opt/melee-agent/worker.env"
+        assert env_file.read_text() == f"MELEE_AGENT_TOKEN={SENTINEL}\n" and (env_file.stat().st_mode & 0o777) == 0o600
+        unit = (root / "etc/systemd/system/melee-agent-worker@.service").read_text()
+        assert "--worker-index %i --num-workers 4" in unit and "EnvironmentFile=/opt/melee-agent/worker.env" in unit
+        assert SENTINEL not in unit
+        log = (tmp_path / f"vm{vm}" / "log").read_text()
+        assert "libasound2" in log and "fuse" in log and "download.pytorch.org/whl/cpu" in log
+        assert "gs://b/melee-agent/melee_agent-" in log and "melee_agent-" in log.split("pip install -q")[-1]
+        enabled += [line.split("@")[1].split(".")[0] for line in log.splitlines()
+                    if line.startswith("systemctl enable --now melee-agent-worker@")]
+    assert sorted(enabled) == ["0", "1", "2", "3"]  # 2 VMs x 2 workers, no index twice
+
+
+def test_startup_script_stops_with_a_clear_message_without_its_vm_index(tmp_path):
+    s = GceSettings(count=2, project="proj", zone="z", manager="http://m:8000", bucket="gs://b")
+    proc, root = run_startup(tmp_path, render_startup_script(s), None, "novm")
+    assert proc.returncode == 1 and "no vm-index metadata" in proc.stderr
+    assert not (root / "etc/systemd/system").exists()

@@ -1,18 +1,20 @@
 """`melee-agent launch gce`: a fleet of Dolphin worker VMs on Google Compute Engine.
 
-Renders an instance template whose startup script installs melee-agent, fetches the Slippi
-Dolphin AppImage and the user's ISO from the user's bucket, reads the manager token from Secret
-Manager at boot (it never appears in a command, the template or the script), and runs K workers
-under systemd (``melee-agent-worker@i``, restarted when they die, on an Xvfb display because the
-Slippi AppImage wants one); then a managed instance group of N VMs from that template.
-``--dry-run`` prints the gcloud commands and the script; otherwise they run.
+Builds a wheel of this checkout and uploads it to the user's bucket (melee-agent is not on
+PyPI), renders an instance template whose startup script installs it with the CPU build of torch,
+fetches the Slippi Dolphin AppImage and the user's ISO from the bucket, reads the manager token
+from Secret Manager at boot (it never appears in a command, the template or the script), and runs
+K workers under systemd (``melee-agent-worker@i``, restarted when they die, on an Xvfb display
+because stock Slippi Dolphin wants one); then a managed instance group with N named VMs, each
+given its fleet index as stateful metadata (``vm-index``), so worker indices never collide.
+``--dry-run`` prints the commands and the script; otherwise they run.
 
 Example::
 
-    >>> cmds = gcloud_commands(GceSettings(count=4, project="p", zone="us-central1-a", manager="http://10.0.0.2:8000",
+    >>> cmds = gcloud_commands(GceSettings(count=2, project="p", zone="us-central1-a", manager="http://10.0.0.2:8000",
     ...                                    bucket="gs://b"), "/tmp/startup.sh")
-    >>> [c[3] for c in cmds]
-    ['instance-templates', 'instance-groups']
+    >>> [c[0] if c[0] == "gsutil" else c[4] + " " + c[5] for c in cmds][1:]
+    ['instance-templates create', 'instance-groups managed', 'instance-groups managed', 'instance-groups managed']
 """
 
 from __future__ import annotations
@@ -39,54 +41,77 @@ class GceSettings:
     workers_per_vm: int = 2
     spot: bool = False
     token_secret: str = "melee-agent-token"
-    package: str = "melee-agent"
     dolphin_object: str = "Slippi_Online-x86_64.AppImage"
     iso_object: str = "melee.iso"
     cpu_level: int = 9
     image_family: str = "debian-12"
     image_project: str = "debian-cloud"
+    boot_disk_gb: int = 30  # Debian + torch (CPU) + Slippi AppImage + a 1.4 GB ISO, with room for logs
 
     @property
     def template(self) -> str:
         return f"{self.name}-template"
 
 
+def wheel_name() -> str:
+    """The wheel ``launch gce`` builds from this checkout and uploads (pure Python: one for every VM)."""
+    from importlib.metadata import version  # noqa: PLC0415
+
+    return f"melee_agent-{version('melee-agent')}-py3-none-any.whl"
+
+
 def render_startup_script(s: GceSettings) -> str:
-    """The VM's boot script: bash, idempotent, no secret inside (the token is fetched at boot)."""
+    """The VM's boot script: bash, idempotent, no secret inside (the token is fetched at boot).
+
+    Every path is under ``$MELEE_AGENT_ROOT`` (empty on a VM), so tests run it in a temporary root
+    with stand-ins for the metadata server, gcloud, gsutil, apt-get and systemctl.
+    """
     total = s.count * s.workers_per_vm
     q = shlex.quote
+    bucket = s.bucket.rstrip("/")
     return f"""#!/usr/bin/env bash
 # melee-agent worker VM: install, fetch Dolphin and the ISO, read the token, start {s.workers_per_vm} workers.
 set -euo pipefail
+R="${{MELEE_AGENT_ROOT:-}}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q python3-venv xvfb libfuse2 libgl1 libegl1 libusb-1.0-0 libgtk-3-0 curl
-install -d -m 0755 /opt/melee-agent
-if [ ! -x /opt/melee-agent/venv/bin/melee-agent ]; then
-  python3 -m venv /opt/melee-agent/venv
-  /opt/melee-agent/venv/bin/pip install -q --upgrade pip
-  /opt/melee-agent/venv/bin/pip install -q {q(s.package)}
+METADATA=${{MELEE_AGENT_METADATA_URL:-http://metadata.google.internal/computeMetadata/v1}}
+# This VM's index in the fleet (0..{s.count - 1}), set per instance by `launch gce`; -f: a 404 is an error.
+if ! VM_INDEX=$(curl -sf -H 'Metadata-Flavor: Google' "$METADATA/instance/attributes/vm-index"); then
+  echo "melee-agent: this VM has no vm-index metadata; create it with melee-agent launch gce" >&2
+  exit 1
 fi
-gsutil -q cp {q(s.bucket.rstrip('/') + '/' + s.dolphin_object)} /opt/melee-agent/dolphin.AppImage
-chmod 0755 /opt/melee-agent/dolphin.AppImage
-gsutil -q cp {q(s.bucket.rstrip('/') + '/' + s.iso_object)} /opt/melee-agent/melee.iso
-# The manager token comes from Secret Manager into a root-only file; it is never in this script.
+case "$VM_INDEX" in ''|*[!0-9]*) echo "melee-agent: vm-index metadata '$VM_INDEX' is not a number" >&2; exit 1;; esac
+apt-get update -q
+# fuse/libfuse2 run the AppImage; libasound2, GL and GTK are what Slippi Dolphin links against.
+apt-get install -y -q python3-venv xvfb fuse libfuse2 libasound2 libgl1 libegl1 libusb-1.0-0 libgtk-3-0 curl
+install -d -m 0755 "$R/opt/melee-agent"
+gsutil -q cp {q(bucket + '/melee-agent/' + wheel_name())} "$R/opt/melee-agent/"
+if [ ! -x "$R/opt/melee-agent/venv/bin/melee-agent" ]; then
+  python3 -m venv "$R/opt/melee-agent/venv"
+  "$R/opt/melee-agent/venv/bin/pip" install -q --upgrade pip
+  # The CPU build of torch: a worker acts with a small model; the CUDA wheels need GBs of disk.
+  "$R/opt/melee-agent/venv/bin/pip" install -q torch --index-url https://download.pytorch.org/whl/cpu
+  "$R/opt/melee-agent/venv/bin/pip" install -q "$R/opt/melee-agent/{wheel_name()}"
+fi
+gsutil -q cp {q(bucket + '/' + s.dolphin_object)} "$R/opt/melee-agent/dolphin.AppImage"
+chmod 0755 "$R/opt/melee-agent/dolphin.AppImage"
+gsutil -q cp {q(bucket + '/' + s.iso_object)} "$R/opt/melee-agent/melee.iso"
+# The manager token comes from Secret Manager into root-only files; it is never in this script or printed.
 umask 077
-gcloud secrets versions access latest --secret={q(s.token_secret)} --project={q(s.project)} > /opt/melee-agent/token
-printf 'MELEE_AGENT_TOKEN=%s\\n' "$(cat /opt/melee-agent/token)" > /opt/melee-agent/worker.env
+gcloud secrets versions access latest --secret={q(s.token_secret)} --project={q(s.project)} > "$R/opt/melee-agent/token"
+{{ printf 'MELEE_AGENT_TOKEN='; cat "$R/opt/melee-agent/token"; echo; }} > "$R/opt/melee-agent/worker.env"
 umask 022
-INDEX_BASE=$(( $(curl -s -H 'Metadata-Flavor: Google' \\
-  http://metadata.google.internal/computeMetadata/v1/instance/attributes/worker-base 2>/dev/null || echo 0) ))
-cat > /etc/systemd/system/xvfb.service <<'UNIT'
+install -d -m 0755 "$R/etc/systemd/system"
+cat > "$R/etc/systemd/system/xvfb.service" <<'UNIT'
 [Unit]
-Description=Virtual display for Slippi Dolphin
+Description=Virtual display for Slippi Dolphin (stock Ishiiruka has no headless video backend)
 [Service]
 ExecStart=/usr/bin/Xvfb :99 -screen 0 640x480x24
 Restart=always
 [Install]
 WantedBy=multi-user.target
 UNIT
-cat > /etc/systemd/system/melee-agent-worker@.service <<UNIT
+cat > "$R/etc/systemd/system/melee-agent-worker@.service" <<UNIT
 [Unit]
 Description=melee-agent Dolphin worker %i
 After=network-online.target xvfb.service
@@ -104,35 +129,58 @@ WantedBy=multi-user.target
 UNIT
 systemctl daemon-reload
 systemctl enable --now xvfb.service
-HOST_INDEX=$(hostname | grep -oE '[0-9]+$' || echo 0)
 for k in $(seq 0 $(( {s.workers_per_vm} - 1 ))); do
-  i=$(( (INDEX_BASE + HOST_INDEX * {s.workers_per_vm} + k) % {total} ))
+  i=$(( VM_INDEX * {s.workers_per_vm} + k ))
   systemctl enable --now "melee-agent-worker@${{i}}.service"
 done
 """
 
 
-def gcloud_commands(s: GceSettings, script_path: str) -> list[list[str]]:
+def instance_command(s: GceSettings, index: int) -> list[str]:
+    """One named VM of the group, with its fleet index as stateful metadata (names are not reused)."""
+    return ["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "create-instance", s.name,
+            f"--zone={s.zone}", f"--instance={s.name}-{index}", f"--stateful-metadata=vm-index={index}"]
+
+
+def gcloud_commands(s: GceSettings, script_path: str, wheel_path: str = "WHEEL") -> list[list[str]]:
+    upload = ["gsutil", "cp", wheel_path, f"{s.bucket.rstrip('/')}/melee-agent/{wheel_name()}"]
     template = ["gcloud", "compute", "--project", s.project, "instance-templates", "create", s.template,
                 f"--machine-type={s.machine_type}", f"--image-family={s.image_family}",
                 f"--image-project={s.image_project}", "--scopes=cloud-platform",
-                f"--metadata-from-file=startup-script={script_path}"]
+                f"--boot-disk-size={s.boot_disk_gb}GB", f"--metadata-from-file=startup-script={script_path}"]
     if s.spot:
         template += ["--provisioning-model=SPOT", "--instance-termination-action=STOP"]
     group = ["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "create", s.name,
-             f"--zone={s.zone}", f"--template={s.template}", f"--size={s.count}", f"--base-instance-name={s.name}"]
-    return [template, group]
+             f"--zone={s.zone}", f"--template={s.template}", "--size=0"]
+    return [upload, template, group] + [instance_command(s, i) for i in range(s.count)]
 
 
-def resize_command(s: GceSettings, size: int) -> list[str]:
-    return ["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "resize", s.name,
-            f"--zone={s.zone}", f"--size={size}"]
+def resize_commands(s: GceSettings, size: int) -> list[list[str]]:
+    """From ``--count`` VMs to ``size``: new VMs get the next indices; the highest indices go first."""
+    if size > s.count:
+        return [instance_command(s, i) for i in range(s.count, size)]
+    gone = ",".join(f"{s.name}-{i}" for i in range(size, s.count))
+    return [["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "delete-instances", s.name,
+             f"--zone={s.zone}", f"--instances={gone}"]] if gone else []
 
 
 def delete_commands(s: GceSettings) -> list[list[str]]:
     return [["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "delete", s.name,
              f"--zone={s.zone}", "--quiet"],
             ["gcloud", "compute", "--project", s.project, "instance-templates", "delete", s.template, "--quiet"]]
+
+
+def build_wheel(out_dir: str) -> str:
+    """This checkout as a wheel (what the VMs install: melee-agent is not on PyPI)."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "pyproject.toml").is_file():
+        raise FileNotFoundError(f"no melee-agent checkout at {root} to build the VMs' wheel from: run launch gce "
+                                "from a git checkout")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", out_dir, str(root)], check=True)
+    path = Path(out_dir) / wheel_name()
+    if not path.is_file():
+        raise FileNotFoundError(f"pip built no {path.name} in {out_dir}")
+    return str(path)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -146,38 +194,45 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--token-secret", default="melee-agent-token", help="Secret Manager secret with the token")
     p.add_argument("--name", default="melee-agent-workers", help="group name (default: %(default)s)")
     p.add_argument("--cpu-level", type=int, default=9, help="the built-in CPU's level (default: %(default)s)")
+    p.add_argument("--boot-disk-gb", type=int, default=30,
+                   help="boot disk per VM in GB: torch, Dolphin and the ISO (default: %(default)s)")
     p.add_argument("--spot", action="store_true", help="spot VMs (cheaper, may be preempted)")
     p.add_argument("--dry-run", action="store_true", help="print the gcloud commands and the script; run nothing")
-    p.add_argument("--resize", type=int, default=None, metavar="N", help="resize the existing group to N VMs")
+    p.add_argument("--resize", type=int, default=None, metavar="N",
+                   help="resize the existing group from --count VMs to N (new VMs get the next indices)")
     p.add_argument("--delete", action="store_true", help="delete the group and its template")
 
 
 def settings_from_args(args: argparse.Namespace) -> GceSettings:
     if args.count < 1 or args.workers_per_vm < 1:
         raise ValueError("--count and --workers-per-vm must be at least 1")
+    if args.boot_disk_gb < 20:
+        raise ValueError(f"--boot-disk-gb {args.boot_disk_gb} is too small for torch, Dolphin and an ISO (20 at least)")
     return GceSettings(count=args.count, project=args.project, zone=args.zone, manager=args.manager,
                        bucket=args.bucket, name=args.name, machine_type=args.machine_type,
                        workers_per_vm=args.workers_per_vm, spot=args.spot, token_secret=args.token_secret,
-                       cpu_level=args.cpu_level)
+                       cpu_level=args.cpu_level, boot_disk_gb=args.boot_disk_gb)
 
 
-def plan(args: argparse.Namespace, script_path: str) -> tuple[list[list[str]], str | None]:
+def plan(args: argparse.Namespace, script_path: str, wheel_path: str = "WHEEL") -> tuple[list[list[str]], str | None]:
     """The commands (and the startup script, when creating) this invocation means."""
     s = settings_from_args(args)
     if args.delete:
         return delete_commands(s), None
     if args.resize is not None:
-        return [resize_command(s, args.resize)], None
+        return resize_commands(s, args.resize), None
     if not args.manager or not args.bucket.startswith("gs://"):
         raise ValueError("creating the fleet needs --manager URL and --bucket gs://BUCKET (with the Dolphin AppImage "
                          "and your ISO in it)")
-    return gcloud_commands(s, script_path), render_startup_script(s)
+    return gcloud_commands(s, script_path, wheel_path), render_startup_script(s)
 
 
 def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         script_path = str(Path(tmp) / "startup.sh")
-        commands, script = plan(args, script_path)
+        creating = not (args.delete or args.resize is not None)
+        wheel = str(Path(tmp) / wheel_name())
+        commands, script = plan(args, script_path, wheel)
         if args.dry_run:
             if script is not None:
                 print(f"# startup script ({script_path})\n{script}")
@@ -189,6 +244,8 @@ def run(args: argparse.Namespace) -> int:
                                     "--dry-run to see the commands")
         if script is not None:
             Path(script_path).write_text(script)
+        if creating:
+            build_wheel(tmp)
         for c in commands:
             print(f"$ {shlex.join(c)}", file=sys.stderr)
             subprocess.run(c, check=True)
