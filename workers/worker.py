@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from melee_agent.config import Config
+from melee_agent.dolphin import DolphinEnv  # light: libmelee is imported only when one is built
 from melee_agent.envs import make_env
 from melee_agent.model import model_from_bytes
 from melee_agent.wire import encode_experience
@@ -91,10 +92,6 @@ class Worker:
         envs = s.envs if s.envs is not None else (1 if cfg.env.env == "dolphin" else cfg.worker.envs)
         seed = s.seed if s.seed is not None else 1_000 * (s.index + 1) + int(time.time()) % 1_000
         env = make_env(cfg, num_envs=envs, device=s.device, seed=seed)
-        if cfg.env.env == "dolphin":
-            from melee_agent.dolphin import DolphinEnv  # noqa: PLC0415
-        else:
-            DolphinEnv = ()  # noqa: N806 (isinstance against nothing: an arena worker has no Dolphin stats)
         epsilon: float | torch.Tensor = self.epsilon
         if cfg.worker.epsilon_per_env and envs > 1:
             epsilon = env_epsilons(s.index, s.count, envs, cfg.worker.epsilon_base, cfg.worker.epsilon_alpha)
