@@ -2,7 +2,9 @@
 
 ``create_app`` builds a FastAPI app whose lifespan starts the :class:`~melee_agent.manager.trainer.Trainer`
 thread and stops it cleanly (final checkpoint, TensorBoard flushed). With a token, every
-``/v1`` call needs ``Authorization: Bearer <token>``; ``/healthz`` and ``/readyz`` stay open.
+``/v1`` call needs ``Authorization: Bearer <token>`` (compared in constant time); ``/healthz``
+and ``/readyz`` stay open. Uploads are idempotent by ``(worker_id, batch_seq)`` and their size
+limit holds while the body streams in.
 """
 
 from __future__ import annotations
@@ -14,14 +16,30 @@ from typing import Any, AsyncIterator
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from melee_agent.config import Config
 from melee_agent.rows import ROW_WIDTH
 from melee_agent.state import STATE_LAYOUT
 from melee_agent.wire import WireError, decode_experience
-from melee_agent.manager.trainer import QueueFull, Trainer
+from melee_agent.manager.trainer import NotStored, QueueFull, Trainer
 
 HEADER_SLACK = 64 * 1024  # safetensors header and metadata beside the rows
+
+
+async def read_limited(request: Request, max_body: int, max_rows: int) -> bytes:
+    """The request body, refused with a 413 as soon as it passes ``max_body`` bytes while it streams
+    in (a ``Content-Length`` above the limit is refused before any of it is read)."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > max_body:
+        raise WireError(413, f"body of {int(length)} bytes is larger than the {max_body}-byte limit ({max_rows} rows)")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_body:
+            raise WireError(413, f"body is larger than the {max_body}-byte limit ({max_rows} rows); "
+                                 f"stopped reading at {len(body)} bytes")
+    return bytes(body)
 
 
 def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str | None = None,
@@ -80,23 +98,22 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
 
     @app.post("/v1/experience", status_code=202, dependencies=[Depends(authorize)])
     async def experience(request: Request) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > max_body:
-            return JSONResponse({"detail": f"body of {int(length)} bytes is larger than the {max_body}-byte limit "
-                                           f"({max_rows} rows)"}, status_code=413)
-        body = await request.body()
-        if len(body) > max_body:
-            return JSONResponse({"detail": f"body of {len(body)} bytes is larger than the {max_body}-byte limit"},
-                                status_code=413)
         t = trainer()
         try:
-            exp = decode_experience(body, action_set=cfg.env.action_set, num_actions=t.num_actions,
-                                    max_rows=max_rows)
+            body = await read_limited(request, max_body, max_rows)
+            exp = await run_in_threadpool(decode_experience, body, action_set=cfg.env.action_set,
+                                          num_actions=t.num_actions, max_rows=max_rows)
             n = t.submit(exp)
         except WireError as e:
-            return JSONResponse({"detail": e.message}, status_code=e.status)
+            # A 413 may come before the body was read whole: the connection cannot be reused.
+            headers = {"Connection": "close"} if e.status == 413 else None
+            return JSONResponse({"detail": e.message}, status_code=e.status, headers=headers)
         except QueueFull as e:
             return JSONResponse({"detail": str(e)}, status_code=429, headers={"Retry-After": "1"})
+        except NotStored as e:
+            return JSONResponse({"detail": str(e)}, status_code=503, headers={"Retry-After": "10"})
+        if n is None:
+            return JSONResponse({"accepted": 0, "duplicate": True, "model_version": t.model.version}, status_code=202)
         return JSONResponse({"accepted": n, "model_version": t.model.version}, status_code=202)
 
     @app.get("/v1/status", dependencies=[Depends(authorize)])

@@ -1,7 +1,8 @@
 """TensorBoard for the manager: scalars grouped by prefix, flushed every few seconds.
 
 Tags: ``loss/`` (td, grad_norm), ``q/mean``, ``replay/`` (size, fill), ``ingest/rows_per_s``,
-``train/steps_per_s``, ``model/version``, ``workers/`` (active, frames_per_s) and ``episode/``
+``train/steps_per_s``, ``model/version``, ``workers/`` (active, frames_per_s and the totals of
+:data:`WORKER_COUNTERS`), ``uploads/`` (batches, rows, duplicates refused) and ``episode/``
 (return, length, hits, untouched) from the statistics workers send with their batches.
 """
 
@@ -11,6 +12,10 @@ import time
 from collections import deque
 from pathlib import Path
 from typing import Any
+
+
+#: Running counters workers send in their segment statistics, shown as totals under ``workers/``.
+WORKER_COUNTERS = ("dolphin_restarts", "dolphin_games", "spool_rows", "spool_dropped_rows", "models_rejected")
 
 
 class Rate:
@@ -40,7 +45,7 @@ class Board:
         self.writer = SummaryWriter(str(run_dir), flush_secs=int(flush_secs))
         self._last_flush = time.monotonic()
         self.flush_secs = flush_secs
-        self._dolphin: dict[str, tuple[int, int]] = {}
+        self._counters: dict[str, dict[str, float]] = {}  # worker id -> its latest counters
 
     def scalars(self, values: dict[str, float], step: int) -> None:
         for tag, v in values.items():
@@ -63,13 +68,17 @@ class Board:
                       "episode/untouched": stats.get("untouched", 0) / n}, step)
 
     def workers(self, stats: dict[str, Any], step: int) -> None:
-        """Dolphin workers report their restarts so far; the board shows the total over workers."""
-        if "dolphin_restarts" not in stats:
+        """Workers report running counters (Dolphin restarts and games, rows waiting in or dropped
+        from their spools, models rejected); the board shows each as the total over workers."""
+        present = {k: float(stats[k]) for k in WORKER_COUNTERS if isinstance(stats.get(k), (int, float))}
+        if not present:
             return
-        self._dolphin[str(stats.get("worker_id", "?"))] = (int(stats["dolphin_restarts"]),
-                                                           int(stats.get("dolphin_games", 0)))
-        self.scalars({"workers/dolphin_restarts": sum(r for r, _ in self._dolphin.values()),
-                      "workers/dolphin_games": sum(g for _, g in self._dolphin.values())}, step)
+        self._counters.setdefault(str(stats.get("worker_id", "?")), {}).update(present)
+        totals: dict[str, float] = {}
+        for counters in self._counters.values():
+            for k, v in counters.items():
+                totals[f"workers/{k}"] = totals.get(f"workers/{k}", 0.0) + v
+        self.scalars(totals, step)
 
     def close(self) -> None:
         self.writer.flush()

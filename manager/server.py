@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -23,8 +24,26 @@ def load_token(token_file: str | None) -> str | None:
     return os.environ.get(TOKEN_ENV) or None
 
 
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def check_exposure(host: str, token: str | None) -> None:
+    """Refuse to serve beyond this machine without a token: anyone could upload rows or read models."""
+    if token is None and not is_loopback(host):
+        raise ValueError(f"--host {host} is reachable from other machines, and no token is set: set "
+                         f"${TOKEN_ENV} or pass --token-file (and put TLS in front, see the README), "
+                         "or listen on 127.0.0.1")
+
+
 def serve(cfg: Config, run_dir: str | Path, host: str, port: int, device: str = "cpu", token: str | None = None,
           resume: bool = False, log_level: str = "info") -> None:
+    check_exposure(host, token)
     import uvicorn  # noqa: PLC0415
 
     from melee_agent.manager.app import create_app  # noqa: PLC0415

@@ -1,12 +1,19 @@
 """The manager's training side: one thread owns the device replay and the learner.
 
-HTTP handlers only validate and enqueue (a bounded queue; full means 429). The training thread
+HTTP handlers only validate and enqueue (a bounded queue; full means 429); every accepted batch
+is written to the :class:`~melee_agent.manager.ledger.UploadLedger` first, so a retried one is
+answered as a duplicate, even after a restart. The training thread
 drains the queue into the :class:`~melee_agent.replay.DeviceReplay`, and once ``burn_in`` rows
 are stored runs learner steps, never more than ``max_train_per_row`` steps per ingested row (a
 slow fleet is not overfitted). Every ``publish_every`` steps it publishes a model version
 (atomically to ``RUN_DIR/model.safetensors`` and in memory for ``GET /v1/model``), every
 ``checkpoint_every`` steps it writes a checkpoint, and every couple of seconds it logs
 TensorBoard scalars.
+
+Crash safety: checkpoints and model files are written atomically and verified on load.
+``resume=True`` continues from the newest checkpoint that loads, or where there is none yet from
+the newest published model (a fresh optimizer); the first version published after a restart is
+above every version published before it.
 """
 
 from __future__ import annotations
@@ -24,13 +31,14 @@ import torch
 
 from melee_agent.actions import get_action_set
 from melee_agent.config import Config, save_resolved_config
-from melee_agent.files import atomic_write_bytes
 from melee_agent.learner import Learner
-from melee_agent.model import model_to_bytes
+from melee_agent.model import model_from_bytes, model_to_bytes
 from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
 from melee_agent.state import STATE_LAYOUT
 from melee_agent.wire import Experience
-from melee_agent.manager.checkpoints import latest, load_checkpoint, save_checkpoint
+from melee_agent.manager.checkpoints import list_checkpoints, newest_valid, save_checkpoint
+from melee_agent.manager.ledger import UploadLedger
+from melee_agent.manager.published import stored_models, write_published
 from melee_agent.manager.metrics import Board, Rate
 
 log = logging.getLogger("melee_agent.manager")
@@ -53,6 +61,21 @@ class QueueFull(RuntimeError):
     pass
 
 
+class NotStored(RuntimeError):
+    """The batch could not be recorded (the disk is full or failing); nothing was queued."""
+
+
+def check_run_dir(run_dir: str | Path, resume: bool) -> None:
+    """Before serving: a fresh run must not write over an earlier one; ``--resume`` needs one."""
+    run_dir = Path(run_dir)
+    held = bool(list_checkpoints(run_dir)) or (run_dir / "models").is_dir() or (run_dir / "model.safetensors").exists()
+    if not resume and held:
+        raise FileExistsError(f"{run_dir} already holds a run (checkpoints or published models): "
+                              "pass --resume to continue it, or choose a new --run-dir")
+    if resume and not held:
+        raise FileNotFoundError(f"--resume: nothing to resume in {run_dir}: no checkpoint and no published model")
+
+
 class Trainer:
     def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False):
         self.cfg = cfg
@@ -70,13 +93,16 @@ class Trainer:
             self.replay = DeviceReplay(rc.capacity, self.device, rc.block_size)
         self.learner = Learner.from_config(self.replay, self.num_actions, self.device, cfg.learner)
         self.queue: queue.Queue[Experience] = queue.Queue(maxsize=cfg.manager.queue_batches)
-        self.rows_accepted = 0  # counted when a batch is queued (the 202 the worker sees)
         self.rows_ingested = 0  # written into the replay
-        self.batches_accepted = 0
         self.version = 0
         self.resumed_from: str | None = None
+        self._ckpt_gens: list[int] = []  # the ledger generation each kept checkpoint starts from
         if resume:
+            self.ledger = UploadLedger(self.run_dir)
             self._resume()
+        else:
+            self._refuse_to_overwrite()
+            self.ledger = UploadLedger(self.run_dir)
         self.workers: dict[str, float] = {}  # worker id -> last upload time
         self._ingest_rate, self._train_rate, self._frame_rate = Rate(), Rate(), Rate()
         self._lock = threading.Lock()
@@ -89,45 +115,86 @@ class Trainer:
         self.model: PublishedModel = self._publish()
 
     # --- model and checkpoints ---
+    @property
+    def rows_accepted(self) -> int:
+        return self.ledger.rows
+
     def _publish(self) -> PublishedModel:
         data = model_to_bytes(self.learner.online, version=self.version, train_step=self.learner.train_steps,
                               action_set=self.action_set, state_layout=STATE_LAYOUT)
         model = PublishedModel(data, self.version, self.learner.train_steps, hashlib.sha256(data).hexdigest())
-        atomic_write_bytes(self.run_dir / "model.safetensors", data)
+        write_published(self.run_dir, data, self.version, self.cfg.manager.keep_checkpoints)
         self.model = model
         self.board.scalars({"model/version": self.version}, self.learner.train_steps)
         return model
 
     def _checkpoint(self) -> None:
+        snapshot = self.ledger.rotate()
         state = {**self.learner.state_dict(), "rows_ingested": self.rows_ingested, "rows_accepted": self.rows_accepted,
-                 "model_version": self.version, "config_name": self.cfg.name}
-        path = save_checkpoint(self.run_dir, state, self.learner.train_steps, self.cfg.manager.keep_checkpoints)
+                 "model_version": self.version, "config_name": self.cfg.name, "ledger": snapshot}
+        keep = self.cfg.manager.keep_checkpoints
+        path = save_checkpoint(self.run_dir, state, self.learner.train_steps, keep)
+        self._ckpt_gens = [*self._ckpt_gens, snapshot["gen"]][-max(1, keep):]
+        self.ledger.prune(self._ckpt_gens[0])
         log.info("checkpoint %s", path.name)
 
+    def _refuse_to_overwrite(self) -> None:
+        check_run_dir(self.run_dir, resume=False)
+
     def _resume(self) -> None:
-        path = latest(self.run_dir)
-        if path is None:
-            raise FileNotFoundError(f"--resume: no checkpoint in {self.run_dir / 'checkpoints'}")
-        state = load_checkpoint(path, self.device)
-        self.learner.load_state_dict(state)
-        self.rows_ingested = int(state.get("rows_ingested", 0))
-        self.rows_accepted = int(state.get("rows_accepted", 0))
-        self.version = int(state.get("model_version", 0)) + 1  # the resumed weights are a new version
-        self.resumed_from = path.name
-        log.info("resumed from %s: step %d, model v%d", path.name, self.learner.train_steps, self.version)
+        models = stored_models(self.run_dir, self.action_set)
+        published = max((m.version for m in models), default=-1)
+        found = newest_valid(self.run_dir, self.device)
+        if found is not None:
+            path, state = found
+            self.learner.load_state_dict(state)
+            self.ledger.restore(state.get("ledger"))
+            self._ckpt_gens = [int(state["ledger"]["gen"])] if state.get("ledger") else []
+            self.rows_ingested = int(state.get("rows_ingested", 0))
+            checkpointed = int(state.get("model_version", 0))
+            self.resumed_from = path.name
+            how = f"checkpoint {path.name}"
+        elif models:
+            m = models[0]
+            self.learner.online.load_state_dict(model_from_bytes(m.data, action_set=self.action_set)[0].state_dict())
+            self.learner.sync_target()
+            self.learner.train_steps = m.train_step
+            self.ledger.restore(None)
+            self.rows_ingested = self.ledger.rows
+            checkpointed = m.version
+            self.resumed_from = m.path.name
+            how = f"published model v{m.version} ({m.path.name}) with a fresh optimizer: no checkpoint loads yet"
+        else:
+            raise FileNotFoundError(f"--resume: nothing to resume in {self.run_dir}: no checkpoint that loads "
+                                    "and no published model")
+        # Versions never go back, even when the last publish came after the last checkpoint.
+        self.version = max(checkpointed, published) + 1
+        log.info("resumed from %s: step %d; the next model is v%d (v%d was the last published)", how,
+                 self.learner.train_steps, self.version, published)
 
     # --- ingest (called from HTTP handlers) ---
-    def submit(self, exp: Experience) -> int:
-        try:
-            self.queue.put_nowait(exp)
-        except queue.Full:
-            raise QueueFull("the ingest queue is full; retry shortly") from None
+    def submit(self, exp: Experience) -> int | None:
+        """Queue a validated batch; returns its row count, or None for a batch accepted before.
+
+        Under one lock: the duplicate check, the room check, the ledger line, the queue put. The
+        training thread only takes from the queue, so room seen here is still there at the put.
+        """
         n = exp.rows.shape[0]
+        worker = exp.meta.get("worker_id")
+        seq = int(exp.meta["batch_seq"]) if worker is not None and "batch_seq" in exp.meta else -1
         now = time.monotonic()
         with self._lock:
-            self.rows_accepted += n
-            self.batches_accepted += 1
-            self.workers[exp.meta.get("worker_id", "?")] = now
+            self.workers[worker or "?"] = now
+            if seq >= 0 and self.ledger.seen(worker, seq):
+                self.ledger.duplicates += 1
+                return None
+            if self.queue.full():
+                raise QueueFull("the ingest queue is full; retry shortly")
+            try:
+                self.ledger.record(worker or "", seq, n)
+            except OSError as e:
+                raise NotStored(f"the manager cannot record the batch ({e.strerror or e}); retry later") from None
+            self.queue.put_nowait(exp)
         self._ingest_rate.add(n, now)
         return n
 
@@ -172,7 +239,8 @@ class Trainer:
         return {
             "replay_size": len(self.replay), "replay_capacity": self.replay.capacity, "replay_staged": self.replay.staged,
             "rows_accepted": self.rows_accepted, "rows_ingested": self.rows_ingested,
-            "batches_accepted": self.batches_accepted, "queue_batches": self.queue.qsize(),
+            "batches_accepted": self.ledger.batches, "duplicates_refused": self.ledger.duplicates,
+            "queue_batches": self.queue.qsize(),
             "train_steps": self.learner.train_steps, "model_version": self.model.version,
             "model_sha256": self.model.sha256, "ingest_rows_per_s": round(self._ingest_rate.per_second(now), 1),
             "train_steps_per_s": round(self._train_rate.per_second(now), 1), "workers_active": active,
@@ -188,6 +256,8 @@ class Trainer:
             "ingest/rows_per_s": st["ingest_rows_per_s"], "train/steps_per_s": st["train_steps_per_s"],
             "model/version": st["model_version"], "workers/active": st["workers_active"],
             "workers/frames_per_s": st["worker_frames_per_s"],
+            "uploads/batches": st["batches_accepted"], "uploads/rows": st["rows_accepted"],
+            "uploads/duplicates_refused": st["duplicates_refused"],
         }, self.learner.train_steps)
 
     def _run(self) -> None:
@@ -215,6 +285,7 @@ class Trainer:
                         if not self.can_train():
                             break
                     self._train_rate.add(done)
+                self.ledger.sync()
                 now = time.monotonic()
                 if now - last_log > 2.0:
                     self._log_status()
@@ -240,3 +311,4 @@ class Trainer:
             self._checkpoint()
         self._log_status()
         self.board.close()
+        self.ledger.close()

@@ -76,6 +76,8 @@ class WorkerConfig:
     epsilon_alpha: float = 7.0
     epsilon_per_env: bool = False  # spread the Ape-X epsilons over every environment of the fleet
     torch_threads: int = 0  # 0: torch's default; 1 when workers share a small machine with the trainer
+    spool_mb: float = 1024.0  # batches kept on disk while the manager is away; the oldest go first past this
+    backoff_max_s: float = 30.0  # the longest wait between tries to reach the manager
 
 
 @dataclass

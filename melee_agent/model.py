@@ -66,6 +66,7 @@ def model_to_bytes(
         raise ValueError(f"action set {action_set!r} has {expected} actions, the network has {model.num_actions}")
     weights = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
     meta = {
+        "weights_sha256": weights_digest(weights),
         "schema": MODEL_SCHEMA,
         "version": str(int(version)),
         "train_step": str(int(train_step)),
@@ -74,6 +75,20 @@ def model_to_bytes(
         "sizes": json.dumps(model.sizes(), sort_keys=True),
     }
     return st_save_bytes(weights, metadata=meta)
+
+
+def weights_digest(weights: dict[str, torch.Tensor]) -> str:
+    """sha256 over the tensors' names, dtypes, shapes and bytes (in name order).
+
+    Stored in the file's own metadata so a model file vouches for itself: a download cut short
+    or a bit flipped on disk is caught even where no ``X-Model-Sha256`` header came with it.
+    """
+    h = hashlib.sha256()
+    for name in sorted(weights):
+        t = weights[name].detach().to("cpu").contiguous()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()
 
 
 def _expected_actions(action_set: str | None) -> int | None:
@@ -113,9 +128,12 @@ def model_from_bytes(
         raise ValueError(f"{origin}: action set {meta.get('action_set')!r} has {expected} actions, "
                          f"the network has {model.num_actions}")
     try:
-        model.load_state_dict(st_load_bytes(data))
+        weights = st_load_bytes(data)
+        model.load_state_dict(weights)
     except Exception as e:  # safetensors' own error type, or a shape mismatch from torch
         raise ValueError(f"{origin}: weights do not load ({type(e).__name__}: {e})") from None
+    if "weights_sha256" in meta and weights_digest(weights) != meta["weights_sha256"]:
+        raise ValueError(f"{origin}: the weights do not match the file's own weights_sha256 (damaged or altered)")
     model.to(device).eval()
     out: dict[str, Any] = dict(meta)
     out["version"] = version

@@ -123,7 +123,7 @@ class TrainingRun:
         manager = ManagerProcess(flags, run_dir, run_dir / "logs" / "manager.log", port=self.port)
         self.log(f"run folder: {run_dir}   watch: tensorboard --logdir {run_dir.parent}")
         client = ManagerClient(manager.url, token=self.token)
-        fleet = LocalFleet(manager.url, self.workers, flags, log_dir=run_dir / "logs")
+        fleet = LocalFleet(manager.url, self.workers, flags, log_dir=run_dir / "logs", spool_root=run_dir / "spool")
         evals = Evaluations(cfg, run_dir, self.device)
         try:
             manager.start()

@@ -29,6 +29,7 @@ from melee_agent.safetensors_header import HeaderError, read_header
 from melee_agent.state import STATE_LAYOUT
 
 EXPERIENCE_SCHEMA = "melee-agent/experience/1"
+MAX_WORKER_ID = 200  # the manager remembers (worker_id, batch_seq) for every accepted batch
 
 
 class WireError(ValueError):
@@ -131,7 +132,11 @@ def decode_experience(data: bytes, *, action_set: str, num_actions: int, max_row
         raise WireError(400, "metadata 'stats' is not a JSON object") from None
     for key in ("batch_seq", "model_version"):
         try:
-            int(meta.get(key, "0"))
+            value = int(meta.get(key, "0"))
         except ValueError:
             raise WireError(400, f"metadata {key!r} is not an integer: {meta.get(key)!r}") from None
+        if key == "batch_seq" and not 0 <= value < 2**63:
+            raise WireError(400, f"metadata 'batch_seq' must be in [0, 2^63), got {value}")
+    if len(str(meta.get("worker_id", ""))) > MAX_WORKER_ID:
+        raise WireError(400, f"metadata 'worker_id' is longer than {MAX_WORKER_ID} characters")
     return Experience(rows=rows, priority=priority, meta=dict(meta), stats=stats)

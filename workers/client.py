@@ -1,4 +1,8 @@
-"""HTTP client for the manager's API: models by ETag, uploads with retry on 429 and dropped links."""
+"""HTTP client for the manager's API: models by ETag, uploads, status.
+
+Failures come in two kinds, so callers can tell "try again later" from "this will never work":
+:class:`ManagerUnavailable` (unreachable, 429, 5xx) and :class:`ManagerRefused` (any other 4xx).
+"""
 
 from __future__ import annotations
 
@@ -16,43 +20,69 @@ class ManagerError(RuntimeError):
     """The manager refused a request (4xx) or could not be reached after retries."""
 
 
+class ManagerUnavailable(ManagerError):
+    """Unreachable, busy (429) or failing (5xx): worth another try later, after ``retry_after`` if given."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ManagerRefused(ManagerError):
+    """A 4xx other than 429: the request itself is wrong, and sending it again will not help."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def _retry_after(r: httpx.Response) -> float | None:
+    try:
+        return float(r.headers["retry-after"])
+    except (KeyError, ValueError):
+        return None
+
+
 class ManagerClient:
     def __init__(self, url: str, token: str | None = None, timeout: float = 30.0, retries: int = 8):
         self.url = url.rstrip("/")
         token = token if token is not None else os.environ.get("MELEE_AGENT_TOKEN")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+        self.http = httpx.Client(base_url=self.url, headers=headers, timeout=httpx.Timeout(timeout, connect=5.0))
         self.retries = retries
 
-    def _request(self, method: str, path: str, **kw: Any) -> httpx.Response:
+    def _request(self, method: str, path: str, retries: int | None = None, **kw: Any) -> httpx.Response:
+        """One request, tried ``retries`` more times (default: the client's) while the manager is
+        unavailable; raises :class:`ManagerUnavailable` or :class:`ManagerRefused`."""
+        retries = self.retries if retries is None else retries
         delay = 0.5
-        for attempt in range(self.retries + 1):
+        for attempt in range(retries + 1):
+            last = attempt == retries
             try:
                 r = self.http.request(method, path, **kw)
             except httpx.TransportError as e:
-                if attempt == self.retries:
-                    raise ManagerError(f"{method} {self.url}{path}: manager unreachable ({e})") from None
+                if last:
+                    raise ManagerUnavailable(f"{method} {self.url}{path}: manager unreachable ({e})") from None
                 log.warning("%s %s: %s; retrying in %.1f s", method, path, e, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
                 continue
-            if r.status_code == 429 and attempt < self.retries:
-                wait = float(r.headers.get("retry-after", delay))
-                time.sleep(wait)
+            if r.status_code == 429 or r.status_code >= 500:
+                if last:
+                    raise ManagerUnavailable(f"{method} {path}: {r.status_code} {_detail(r)}", _retry_after(r))
+                time.sleep(_retry_after(r) or delay)
+                delay = min(delay * 2, 10.0)
                 continue
             if r.status_code >= 400:
-                try:
-                    detail = r.json().get("detail", r.text)
-                except ValueError:
-                    detail = r.text
-                raise ManagerError(f"{method} {path}: {r.status_code} {detail}")
+                raise ManagerRefused(f"{method} {path}: {r.status_code} {_detail(r)}", r.status_code)
             return r
-        raise ManagerError(f"{method} {path}: still busy (429) after {self.retries} retries")
+        raise AssertionError("unreachable")
 
-    def model(self, etag: str | None = None) -> tuple[bytes | None, str | None, dict[str, str]]:
+    def model(self, etag: str | None = None, retries: int | None = None
+              ) -> tuple[bytes | None, str | None, dict[str, str]]:
         """The current model file; ``(None, etag, headers)`` when ``etag`` is still current (304)."""
         headers = {"If-None-Match": etag} if etag else {}
-        r = self._request("GET", "/v1/model", headers=headers)
+        r = self._request("GET", "/v1/model", retries=retries, headers=headers)
         if r.status_code == 304:
             return None, etag, dict(r.headers)
         return r.content, r.headers.get("etag"), dict(r.headers)
@@ -63,8 +93,10 @@ class ManagerClient:
     def status(self) -> dict[str, Any]:
         return self._request("GET", "/v1/status").json()
 
-    def upload(self, data: bytes) -> dict[str, Any]:
-        return self._request("POST", "/v1/experience", content=data,
+    def upload(self, data: bytes, retries: int | None = None) -> dict[str, Any]:
+        """POST one batch: ``{"accepted": n}``, or ``{"accepted": 0, "duplicate": true}`` for a batch
+        the manager already holds."""
+        return self._request("POST", "/v1/experience", retries=retries, content=data,
                              headers={"Content-Type": "application/octet-stream"}).json()
 
     def wait_ready(self, timeout: float = 120.0) -> None:
@@ -81,3 +113,10 @@ class ManagerClient:
 
     def close(self) -> None:
         self.http.close()
+
+
+def _detail(r: httpx.Response) -> str:
+    try:
+        return str(r.json().get("detail", r.text))
+    except (ValueError, AttributeError):
+        return r.text[:300]

@@ -121,7 +121,7 @@ Environment=DISPLAY=:99
 EnvironmentFile=/opt/melee-agent/worker.env
 ExecStart=/opt/melee-agent/venv/bin/melee-agent worker --manager {q(s.manager)} --env dolphin --config dolphin \\
   --set dolphin.dolphin_path=/opt/melee-agent/dolphin.AppImage --set dolphin.iso_path=/opt/melee-agent/melee.iso \\
-  --set env.cpu_level={s.cpu_level} --worker-index %i --num-workers {total}
+  --set env.cpu_level={s.cpu_level} --worker-index %i --num-workers {total} --spool-dir /var/lib/melee-agent/spool/%i
 Restart=always
 RestartSec=5
 [Install]

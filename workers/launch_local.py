@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import subprocess
+import tempfile
 import sys
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ class LocalFleet:
     count: int
     worker_args: list[str] = field(default_factory=list)  # extra flags: --config, --set, --envs, ...
     log_dir: Path | None = None
+    spool_root: Path | None = None  # worker i spools in spool_root/worker-i (default: a temporary folder)
     restart_delay: float = 2.0
     env: dict[str, str] | None = None
     procs: list[subprocess.Popen | None] = field(default_factory=list)
@@ -32,12 +34,15 @@ class LocalFleet:
         if self.count < 1:
             raise ValueError(f"--count must be at least 1, got {self.count}")
         self.procs = [None] * self.count
+        if self.spool_root is None:
+            # One folder per index for the fleet's life: a restarted worker sends what the dead one left.
+            self.spool_root = Path(tempfile.mkdtemp(prefix="melee-agent-spool-"))
         self.restarts = [0] * self.count
         self._died_at = [0.0] * self.count
 
     def command(self, index: int) -> list[str]:
         return [sys.executable, "-m", "melee_agent.cli.main", "worker", "--manager", self.manager,
-                "--worker-index", str(index), "--num-workers", str(self.count), *self.worker_args]
+                "--spool-dir", str(Path(self.spool_root or ".") / f"worker-{index}"), "--worker-index", str(index), "--num-workers", str(self.count), *self.worker_args]
 
     def _spawn(self, index: int) -> subprocess.Popen:
         out = None

@@ -4,15 +4,24 @@ One loop, as in the paper and Ape-X: the model is fixed for a whole segment (def
 of game time per environment), then the newest one is fetched (a 304 when nothing changed).
 Rows go up in batches of ``worker.upload_rows``; the segment's episode statistics ride on the
 last batch so the manager counts each episode once.
+
+Nothing is lost to a manager that is away: every batch goes through the on-disk
+:class:`~melee_agent.workers.spool.Spool` (numbered by ``batch_seq``, sent oldest first, deleted on
+a 202), the worker keeps playing while the manager is unreachable or busy (exponential backoff
+with jitter), and a downloaded model is used only once its sha256 and metadata check out.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import shutil
 import signal
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -22,7 +31,9 @@ from melee_agent.dolphin import DolphinEnv  # light: libmelee is imported only w
 from melee_agent.envs import make_env
 from melee_agent.model import model_from_bytes
 from melee_agent.wire import encode_experience
-from melee_agent.workers.client import ManagerClient, ManagerError
+from melee_agent.workers.backoff import Backoff
+from melee_agent.workers.client import ManagerClient, ManagerError, ManagerRefused, ManagerUnavailable
+from melee_agent.workers.spool import Spool
 from melee_agent.workers.play import SegmentPlayer, ape_x_epsilon, env_epsilons
 
 log = logging.getLogger("melee_agent.worker")
@@ -38,6 +49,25 @@ class WorkerSettings:
     seed: int | None = None
     segments: int | None = None  # stop after this many segments (default: run until stopped)
     token: str | None = None
+    spool_dir: str | Path | None = None  # default: a new temporary folder (batches then do not outlive the process)
+
+
+def check_model(data: bytes, headers: dict[str, str], action_set: str, device: str) -> tuple[Any, dict[str, Any]]:
+    """The model in ``data`` if it is whole and the one the manager announced; ValueError otherwise.
+
+    Checked: the body's sha256 against ``X-Model-Sha256``, the weights against the file's own
+    ``weights_sha256``, schema, layout and action set, and the version against ``X-Model-Version``.
+    """
+    h = {k.lower(): v for k, v in headers.items()}
+    want = h.get("x-model-sha256")
+    got = hashlib.sha256(data).hexdigest()
+    if want is not None and got != want:
+        raise ValueError(f"sha256 {got[:12]}... of {len(data)} bytes does not match X-Model-Sha256 {want[:12]}... "
+                         "(a download cut short or altered)")
+    model, meta = model_from_bytes(data, action_set=action_set, device=device, origin="downloaded model")
+    if "x-model-version" in h and str(meta["version"]) != h["x-model-version"]:
+        raise ValueError(f"the file says version {meta['version']}, X-Model-Version says {h['x-model-version']}")
+    return model, meta
 
 
 class Worker:
@@ -45,50 +75,127 @@ class Worker:
         self.cfg, self.s = cfg, settings
         self.stop = stop or threading.Event()
         self.client = ManagerClient(settings.manager, token=settings.token)
-        self.worker_id = f"{cfg.env.env}-{settings.index}"
+        self._temp_spool = settings.spool_dir is None
+        spool_dir = settings.spool_dir or tempfile.mkdtemp(prefix="melee-agent-spool-")
+        self.spool = Spool(spool_dir, int(cfg.worker.spool_mb * 2**20))
+        self.identity = self.spool.identity(f"{cfg.env.env}-{settings.index}")
+        self.worker_id = self.identity.worker_id
+        self.backoff = Backoff(base=0.5, cap=cfg.worker.backoff_max_s)
         self.epsilon = ape_x_epsilon(settings.index, settings.count, cfg.worker.epsilon_base, cfg.worker.epsilon_alpha)
         self.model: Any = None
         self.version = -1
         self.etag: str | None = None
-        self.batch_seq = 0
-        self.rows_sent = 0
+        self.rows_made = 0
+        self.rows_sent = 0  # acknowledged by the manager (202), duplicates included
+        self.rows_duplicate = 0  # acknowledged as already stored (a retry after a lost answer)
+        self.rows_refused = 0  # refused as bad input (4xx): dropped, they would never be taken
+        self.batches_sent = 0
+        self.models_rejected = 0
+        self.spool_peak_batches = len(self.spool)
         self.versions_seen: list[int] = []
+        if len(self.spool):
+            log.info("spool %s holds %d batches (%d rows) from before: they go first", spool_dir, len(self.spool),
+                     self.spool.rows)
 
     def fetch_model(self) -> bool:
-        """Download the model if it changed; returns True when a new version was loaded."""
-        data, etag, _ = self.client.model(self.etag)
+        """Download the model if it changed and it checks out; returns True when a new version was loaded.
+
+        Once a model is held, an unreachable manager or a bad download keeps the current one.
+        """
+        if self.model is not None and not self.backoff.ready():
+            return False
+        try:
+            data, etag, headers = self.client.model(self.etag, retries=0 if self.model is not None else None)
+        except ManagerUnavailable as e:
+            if self.model is None:
+                raise
+            self.backoff.failed(retry_after=e.retry_after)
+            log.warning("model check failed (%s); playing on with model v%d", e, self.version)
+            return False
         if data is None:
             return False
-        model, meta = model_from_bytes(data, action_set=self.cfg.env.action_set, device=self.s.device)
+        try:
+            model, meta = check_model(data, headers, self.cfg.env.action_set, self.s.device)
+        except ValueError as e:
+            self.models_rejected += 1
+            log.warning("model download rejected: %s; %s", e,
+                        f"keeping model v{self.version}" if self.model is not None else "no model yet, retrying")
+            return False
         self.model, self.etag, self.version = model, etag, int(meta["version"])
         self.versions_seen.append(self.version)
         return True
 
     def upload(self, rows: torch.Tensor, stats: dict[str, Any]) -> None:
+        """Spool the rows as batches (numbered in order), then send what the manager will take now."""
         arr = rows.detach().to("cpu").numpy()
         step = self.cfg.worker.upload_rows
         for start in range(0, arr.shape[0], step):
             last = start + step >= arr.shape[0]
-            payload = encode_experience(arr[start:start + step], action_set=self.cfg.env.action_set,
-                                        worker_id=self.worker_id, batch_seq=self.batch_seq,
-                                        model_version=self.version, stats=stats if last else None)
-            self.client.upload(payload)
-            self.batch_seq += 1
-            self.rows_sent += min(step, arr.shape[0] - start)
+            chunk = arr[start:start + step]
+            seq = self.identity.next_seq
+            payload = encode_experience(chunk, action_set=self.cfg.env.action_set, worker_id=self.worker_id,
+                                        batch_seq=seq, model_version=self.version, stats=stats if last else None)
+            self.spool.put(seq, payload, rows=chunk.shape[0])
+            self.identity.next_seq += 1
+            self.rows_made += chunk.shape[0]
+        self.spool.save_identity(self.identity)
+        self.spool_peak_batches = max(self.spool_peak_batches, len(self.spool))
+        self.drain()
+
+    def drain(self) -> None:
+        """Send spooled batches oldest first until the spool is empty or the manager is unavailable."""
+        while len(self.spool) and self.backoff.ready():
+            head = self.spool.oldest()
+            if head is None:
+                return
+            seq, payload, rows = head
+            try:
+                answer = self.client.upload(payload, retries=0)
+            except ManagerUnavailable as e:
+                wait = self.backoff.failed(retry_after=e.retry_after)
+                log.warning("upload of batch %d: %s; %d batches (%d rows) spooled, next try in %.1f s", seq, e,
+                            len(self.spool), self.spool.rows, wait)
+                return
+            except ManagerRefused as e:
+                if e.status in (401, 403, 409):  # a wrong token or a config the manager does not train
+                    raise
+                log.error("batch %d (%d rows) refused: %s; dropped", seq, rows, e)
+                self.spool.remove(seq)
+                self.rows_refused += rows
+                continue
+            self.spool.remove(seq)
+            self.backoff.succeeded()
+            self.batches_sent += 1
+            self.rows_sent += rows
+            if answer.get("duplicate"):
+                self.rows_duplicate += rows
+                log.info("batch %d was already stored (an answer lost before): not stored again", seq)
+
+    def counters(self) -> dict[str, int]:
+        """What the manager shows under ``workers/`` in TensorBoard (totals over workers)."""
+        return {"spool_rows": self.spool.rows, "spool_dropped_rows": self.spool.dropped_rows,
+                "models_rejected": self.models_rejected}
+
+    def _wait_for_model(self) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.client.wait_ready(timeout=5)
+                if self.fetch_model():
+                    return True
+            except ManagerRefused:
+                raise
+            except ManagerError as e:
+                log.info("waiting for the manager at %s (%s)", self.s.manager, e)
+            self.stop.wait(self.backoff.failed())
+        return False
 
     def run(self) -> int:
         cfg, s = self.cfg, self.s
         if cfg.worker.torch_threads > 0:
             torch.set_num_threads(cfg.worker.torch_threads)
-        while True:  # wait for the manager, but stay stoppable
-            if self.stop.is_set():
-                return 0
-            try:
-                self.client.wait_ready(timeout=5)
-                break
-            except ManagerError:
-                log.info("waiting for the manager at %s", s.manager)
-        self.fetch_model()
+        if not self._wait_for_model():
+            return 0
+        self.backoff.succeeded()
         envs = s.envs if s.envs is not None else (1 if cfg.env.env == "dolphin" else cfg.worker.envs)
         seed = s.seed if s.seed is not None else 1_000 * (s.index + 1) + int(time.time()) % 1_000
         env = make_env(cfg, num_envs=envs, device=s.device, seed=seed)
@@ -98,31 +205,53 @@ class Worker:
             log.info("epsilon per environment: %.4f .. %.6f", float(epsilon.max()), float(epsilon.min()))
         player = SegmentPlayer(env, epsilon, cfg.worker.n_step, cfg.learner.gamma, seed=seed)
         frames = max(1, int(cfg.worker.segment_seconds * 60))
-        log.info("worker %s: %d %s env(s), epsilon %.4f, model v%d", self.worker_id, envs, cfg.env.env,
-                 self.epsilon, self.version)
+        log.info("worker %s: %d %s env(s), epsilon %.4f, model v%d, spool %s", self.worker_id, envs, cfg.env.env,
+                 self.epsilon, self.version, self.spool.dir)
         segment = 0
         try:
+            self.drain()  # batches left by an earlier process on this spool
             while not self.stop.is_set() and (s.segments is None or segment < s.segments):
                 rows, stats = player.play(self.model, frames)
                 stats.extra["worker_id"] = self.worker_id
                 stats.extra["epsilon"] = self.epsilon
+                stats.extra.update(self.counters())
                 if isinstance(env, DolphinEnv):  # restarts and games so far (TensorBoard workers/)
                     stats.extra.update(env.stats())
                 self.upload(rows, stats.to_dict())
                 segment += 1
                 fps = stats.frames / max(stats.seconds, 1e-9)
-                log.info("segment %d: %d rows, %d episodes (%d untouched), %.0f frames/s, model v%d", segment,
-                         rows.shape[0], stats.episodes, stats.untouched, fps, self.version)
+                log.info("segment %d: %d rows, %d episodes (%d untouched), %.0f frames/s, model v%d%s", segment,
+                         rows.shape[0], stats.episodes, stats.untouched, fps, self.version,
+                         f", {len(self.spool)} batches spooled" if len(self.spool) else "")
                 if self.fetch_model():
                     log.info("model v%d loaded", self.version)
+            self.finish(timeout=5.0 if self.stop.is_set() else 60.0)
         finally:
             env.close()
         self.segments_played = segment
         return 0
 
+    def finish(self, timeout: float = 60.0) -> None:
+        """Before exiting: try to send what is spooled (waiting out the backoff up to ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while len(self.spool) and time.monotonic() < deadline:
+            self.drain()
+            if len(self.spool):
+                time.sleep(min(max(0.0, self.backoff.next_try - time.monotonic()), 1.0) + 0.05)
+        if len(self.spool):
+            log.warning("exiting with %d batches (%d rows) spooled in %s: a worker started on that --spool-dir "
+                        "sends them", len(self.spool), self.spool.rows, self.spool.dir)
+        elif self._temp_spool:
+            shutil.rmtree(self.spool.dir, ignore_errors=True)
+
     def summary(self) -> dict[str, Any]:
         return {"worker_id": self.worker_id, "epsilon": self.epsilon, "segments": getattr(self, "segments_played", 0),
-                "rows_sent": self.rows_sent, "batches_sent": self.batch_seq, "versions_seen": self.versions_seen}
+                "rows_made": self.rows_made, "rows_sent": self.rows_sent, "rows_duplicate": self.rows_duplicate,
+                "rows_refused": self.rows_refused, "rows_dropped": self.spool.dropped_rows,
+                "rows_pending": self.spool.rows, "batches_sent": self.batches_sent,
+                "spool_peak_batches": self.spool_peak_batches,
+                "models_rejected": self.models_rejected, "versions_seen": self.versions_seen,
+                "spool_dir": str(self.spool.dir)}
 
 
 def install_signal_handlers(stop: threading.Event) -> None:

@@ -1,18 +1,26 @@
-"""`melee-agent bench ingest`: rows/s the manager accepts over loopback HTTP while it trains.
+"""`melee-agent bench ingest`: a real manager under load from many simulated workers.
 
 Starts a real manager (its own process, uvicorn on a free 127.0.0.1 port, training once burn-in
-is reached), then ``--uploaders`` threads POST pre-encoded ``--rows``-row batches for
-``--seconds``. Reports accepted rows/s, 429 answers, the trainer's steps/s during the run, and
-the manager's resident memory sampled over the run (it must stay flat: the replay is allocated
-up front and nothing grows per request).
+is reached), then ``--workers`` simulated workers upload for ``--seconds`` over loopback HTTP,
+as real workers do: each numbers its batches (``worker_id``, ``batch_seq``), sends one at a time,
+retries the same batch after a 429, 5xx or dropped connection (exponential backoff with
+jitter), and now and then sends a batch again as if its 202 had been lost (``--resend``), which
+the manager must answer as a duplicate and not store.
+
+Reported: accepted rows/s, upload latency p50/p99 (from the request to its 202), 429 answers,
+duplicates, the trainer's steps/s meanwhile, and the manager's resident memory over the run (it
+must stay flat: the replay is allocated up front and nothing grows per request). Checked:
+rows the manager counts == rows the workers saw accepted; duplicates refused == resends.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import random
 import tempfile
-import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +34,19 @@ TARGET_ROWS_PER_S = 100_000
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=60.0, help="upload time (default: %(default)s)")
-    p.add_argument("--uploaders", type=int, default=8, help="concurrent uploaders (default: %(default)s)")
+    p.add_argument("--workers", "--uploaders", dest="workers", type=int, default=8,
+                   help="simulated workers uploading at once (default: %(default)s)")
     p.add_argument("--rows", type=int, default=2000, help="rows per batch (default: %(default)s)")
+    p.add_argument("--resend", type=float, default=0.02,
+                   help="share of batches sent a second time, as after a lost answer (default: %(default)s)")
+    p.add_argument("--interval", type=float, default=0.0,
+                   help="seconds each worker waits between batches, jittered (default: 0, as fast as answered; "
+                        "a Dolphin worker makes a 2,000-row batch about every 40 s)")
+    p.add_argument("--capacity", type=int, default=None, help="replay rows (default: 1,000,000; 50,000 with --quick)")
     p.add_argument("--quick", action="store_true", help="5 s, a 50,000-row replay (for tests)")
 
 
-def _rss_mib(pid: int) -> float:
+def rss_mib(pid: int) -> float:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
@@ -41,14 +56,92 @@ def _rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def _batch(rows: int, seed: int) -> bytes:
+@dataclass
+class LoadResult:
+    rows_accepted: int = 0  # rows answered 202 as new
+    batches_accepted: int = 0
+    resends: int = 0
+    resends_refused: int = 0  # resends answered {"duplicate": true}, as they must be
+    duplicates: int = 0  # every duplicate answer (resends, and retries of a batch stored before its answer was lost)
+    busy: int = 0  # 429 and 5xx answers (retried)
+    dropped: int = 0  # connections that failed (retried)
+    latencies: list[float] = field(default_factory=list)  # seconds, request to 202
+    errors: list[str] = field(default_factory=list)
+
+
+async def simulate_workers(url: str, workers: int, seconds: float, rows: int, resend: float = 0.02,
+                           seed: int = 0, token: str | None = None, interval: float = 0.0) -> LoadResult:
+    """``workers`` simulated workers uploading numbered batches to ``url`` for ``seconds``."""
+    import httpx  # noqa: PLC0415
+
     from melee_agent.wire import encode_experience  # noqa: PLC0415
 
-    r = np.random.default_rng(seed).random((rows, ROW_WIDTH), dtype=np.float32)
-    r[:, ACTION] = np.arange(rows) % 5
-    r[:, DISCOUNT] = 0.97
-    return encode_experience(r, action_set="untouchable", worker_id=f"bench-{seed}", batch_seq=0, model_version=0,
-                             stats={"episodes": 1, "return_sum": 1.0, "length_sum": 60, "hits": 1, "frames": 60})
+    data = np.random.default_rng(seed).random((rows, ROW_WIDTH), dtype=np.float32)
+    data[:, ACTION] = np.arange(rows) % 5
+    data[:, DISCOUNT] = 0.97
+    stats = {"episodes": 1, "return_sum": 1.0, "length_sum": 60, "hits": 1, "frames": 60}
+    out = LoadResult()
+    deadline = time.monotonic() + seconds
+    headers = {"Content-Type": "application/octet-stream"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    limits = httpx.Limits(max_connections=workers, max_keepalive_connections=workers)
+
+    async def post(client: httpx.AsyncClient, payload: bytes, rng: random.Random) -> dict[str, Any] | None:
+        """POST until answered 202 (retrying like a worker); None if time ran out or it was refused."""
+        delay = 0.05
+        while time.monotonic() < deadline + 30:
+            t0 = time.perf_counter()
+            try:
+                r = await client.post("/v1/experience", content=payload)
+            except httpx.TransportError:
+                out.dropped += 1
+            else:
+                if r.status_code == 202:
+                    out.latencies.append(time.perf_counter() - t0)
+                    return r.json()
+                if r.status_code == 429 or r.status_code >= 500:
+                    out.busy += 1
+                else:
+                    out.errors.append(f"{r.status_code} {r.text[:200]}")
+                    return None
+            await asyncio.sleep(rng.uniform(0, delay))
+            delay = min(delay * 2, 2.0)
+        return None
+
+    async def worker(i: int, client: httpx.AsyncClient) -> None:
+        rng = random.Random(seed * 1_000 + i)
+        last: bytes | None = None
+        seq = 0
+        await asyncio.sleep(rng.uniform(0, 0.5))  # workers do not all start on the same millisecond
+        while time.monotonic() < deadline and not out.errors:
+            if last is not None and rng.random() < resend:
+                out.resends += 1
+                answer = await post(client, last, rng)
+                if answer is not None and answer.get("duplicate"):
+                    out.duplicates += 1
+                    out.resends_refused += 1
+                continue
+            payload = encode_experience(data, action_set="untouchable", worker_id=f"sim-{seed}-{i}", batch_seq=seq,
+                                        model_version=0, stats=stats)
+            answer = await post(client, payload, rng)
+            if answer is None:
+                return
+            if answer.get("duplicate"):  # a retry whose first try was stored, its answer lost
+                out.duplicates += 1
+            out.rows_accepted += rows
+            out.batches_accepted += 1
+            last, seq = payload, seq + 1
+            if interval > 0:
+                await asyncio.sleep(rng.uniform(0.5, 1.5) * interval)
+
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits) as client:
+        await asyncio.gather(*(worker(i, client) for i in range(workers)))
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -57,69 +150,76 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from melee_agent.manager.process import ManagerProcess  # noqa: PLC0415
 
     seconds = 5.0 if args.quick else args.seconds
-    if args.uploaders < 1 or args.rows < 1 or seconds <= 0:
-        raise ValueError("--uploaders, --rows and --seconds must be positive")
-    capacity = 50_000 if args.quick else 1_000_000
+    if args.workers < 1 or args.rows < 1 or seconds <= 0:
+        raise ValueError("--workers, --rows and --seconds must be positive")
+    if args.interval < 0:
+        raise ValueError(f"--interval must be >= 0, got {args.interval}")
+    if not 0 <= args.resend < 1:
+        raise ValueError(f"--resend must be in [0, 1), got {args.resend}")
+    capacity = args.capacity or (50_000 if args.quick else 1_000_000)
     run_dir = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     flags = forward_flags(args, (f"replay.capacity={capacity}", "manager.burn_in=10000",
                                  "manager.max_train_per_row=1000", f"manager.max_upload_rows={max(args.rows, 2000)}"))
     manager = ManagerProcess(flags, run_dir, run_dir / "manager.log")
-    url = manager.url
     try:
         manager.start()
         proc = manager.proc
         assert proc is not None
-        payloads = [_batch(args.rows, i) for i in range(args.uploaders)]
-        accepted = [0] * args.uploaders
-        busy = [0] * args.uploaders
-        errors: list[str] = []
-        stop = threading.Event()
+        status0 = httpx.get(f"{manager.url}/v1/status").json()
+        rss = [rss_mib(proc.pid)]
 
-        def upload(i: int) -> None:
-            with httpx.Client(base_url=url, timeout=30) as c:
-                while not stop.is_set():
-                    r = c.post("/v1/experience", content=payloads[i], headers={"Content-Type": "application/octet-stream"})
-                    if r.status_code == 202:
-                        accepted[i] += args.rows
-                    elif r.status_code == 429:
-                        busy[i] += 1
-                        time.sleep(float(r.headers.get("retry-after", "0.05")) * 0.05)
-                    else:
-                        errors.append(f"{r.status_code} {r.text[:200]}")
-                        return
+        async def sample_memory() -> None:
+            while True:
+                await asyncio.sleep(1.0)
+                rss.append(rss_mib(proc.pid))
 
-        rss = [_rss_mib(proc.pid)]
-        status0 = httpx.get(f"{url}/v1/status").json()
-        threads = [threading.Thread(target=upload, args=(i,), daemon=True) for i in range(args.uploaders)]
+        async def main() -> LoadResult:
+            sampler = asyncio.create_task(sample_memory())
+            try:
+                return await simulate_workers(manager.url, args.workers, seconds, args.rows, args.resend,
+                                              interval=args.interval)
+            finally:
+                sampler.cancel()
+
         t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        while time.perf_counter() - t0 < seconds:
-            time.sleep(min(1.0, seconds / 10))
-            rss.append(_rss_mib(proc.pid))
-        stop.set()
-        for t in threads:
-            t.join(60)
+        load = asyncio.run(main())
         dt = time.perf_counter() - t0
-        status1 = httpx.get(f"{url}/v1/status").json()
+        status1 = httpx.get(f"{manager.url}/v1/status").json()
+        manager.check()
     finally:
         manager.stop()
-    if errors:
-        raise RuntimeError(f"uploads failed: {errors[0]}")
-    rows_per_s = sum(accepted) / dt
-    steps = status1["train_steps"] - status0["train_steps"]
+    if load.errors:
+        raise RuntimeError(f"uploads refused: {load.errors[0]}")
     half = len(rss) // 2
+    rows_per_s = load.rows_accepted / dt
+    steps = status1["train_steps"] - status0["train_steps"]
+    lat_ms = [x * 1_000 for x in load.latencies]
+    server_rows = status1["rows_accepted"] - status0["rows_accepted"]
+    server_dups = status1["duplicates_refused"] - status0["duplicates_refused"]
     result = {
-        "seconds": round(dt, 2), "uploaders": args.uploaders, "rows_per_batch": args.rows,
-        "rows_accepted": sum(accepted), "server_rows_accepted": status1["rows_accepted"] - status0["rows_accepted"],
-        "rows_per_s": rows_per_s, "busy_429": sum(busy), "train_steps": steps, "train_steps_per_s": steps / dt,
-        "rss_mib_start": rss[0], "rss_mib_mid": rss[half], "rss_mib_end": rss[-1],
+        "seconds": round(dt, 2), "workers": args.workers, "interval_s": args.interval, "uploaders": args.workers, "rows_per_batch": args.rows,
+        "rows_accepted": load.rows_accepted, "server_rows_accepted": server_rows,
+        "batches_accepted": load.batches_accepted, "resends": load.resends, "resends_refused": load.resends_refused,
+        "duplicates": load.duplicates,
+        "server_duplicates_refused": server_dups, "rows_per_s": rows_per_s, "busy_429": load.busy,
+        "connections_dropped": load.dropped,
+        "latency_ms": {"p50": percentile(lat_ms, 50), "p90": percentile(lat_ms, 90), "p99": percentile(lat_ms, 99),
+                       "max": max(lat_ms, default=float("nan")), "count": len(lat_ms)},
+        "train_steps": steps, "train_steps_per_s": steps / dt,
+        "rss_mib_start": rss[0], "rss_mib_mid": rss[half], "rss_mib_end": rss[-1], "rss_mib_peak": max(rss),
         "rss_mib_growth_second_half": rss[-1] - rss[half], "replay_capacity": capacity,
+        "counts_match": server_rows == load.rows_accepted and server_dups == load.duplicates,
         "target": {"rows_per_s": TARGET_ROWS_PER_S, "met": rows_per_s >= TARGET_ROWS_PER_S},
     }
-    print(f"manager ingest over loopback HTTP: {args.uploaders} uploaders, {args.rows}-row batches, "
-          f"{dt:.0f} s, training on")
-    print(f"{'rows/s accepted':>16}  {'429s':>6}  {'train steps/s':>13}  {'RSS start':>9}  {'mid':>7}  {'end':>7} MiB")
-    print(f"{rows_per_s:>16,.0f}  {sum(busy):>6}  {steps / dt:>13.1f}  {rss[0]:>9.0f}  {rss[half]:>7.0f}  {rss[-1]:>7.0f}")
+    pace = f"one batch per ~{args.interval:g} s each" if args.interval else "as fast as answered"
+    print(f"manager ingest over loopback HTTP: {args.workers} simulated workers, {args.rows}-row batches {pace}, "
+          f"{dt:.0f} s, training on, {capacity:,}-row replay")
+    print(f"{'rows/s accepted':>16}  {'p50 ms':>7}  {'p99 ms':>7}  {'429/5xx':>7}  {'resent':>6}  {'dups':>5}  "
+          f"{'steps/s':>7}  {'RSS start':>9}  {'mid':>6}  {'end':>6}  {'peak':>6} MiB")
+    print(f"{rows_per_s:>16,.0f}  {result['latency_ms']['p50']:>7.1f}  {result['latency_ms']['p99']:>7.1f}  "
+          f"{load.busy:>7}  {load.resends:>6}  {load.duplicates:>5}  {steps / dt:>7.1f}  {rss[0]:>9.0f}  "
+          f"{rss[half]:>6.0f}  {rss[-1]:>6.0f}  {max(rss):>6.0f}")
+    print(f"manager counted {server_rows:,} rows and refused {server_dups} duplicates: "
+          f"{'matches' if result['counts_match'] else 'DOES NOT MATCH'} what the workers saw")
     print(f"target >= {TARGET_ROWS_PER_S:,} rows/s: {'met' if result['target']['met'] else 'NOT met'}")
     return result

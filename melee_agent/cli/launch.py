@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     lp.add_argument("--manager", required=True, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
     lp.add_argument("--env", default=None, help="arena or dolphin (default: the config's)")
     lp.add_argument("--envs", type=int, default=None, help="arena environments per worker (default: config)")
+    lp.add_argument("--spool-dir", default=None, metavar="DIR",
+                    help="worker i keeps unsent batches in DIR/worker-i (default: a temporary folder per fleet)")
     lp.add_argument("--log-dir", default=None, help="write each worker's log to DIR/worker-i.log")
     lp.set_defaults(func=run_local)
     gce, why = import_or_explain("melee_agent.workers.gce")
@@ -45,7 +47,8 @@ def run_local(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     fleet = LocalFleet(args.manager, args.count, worker_flags(args),
-                       log_dir=Path(args.log_dir) if args.log_dir else None)
+                       log_dir=Path(args.log_dir) if args.log_dir else None,
+                       spool_root=Path(args.spool_dir) if args.spool_dir else None)
     fleet.start()
     try:
         while True:

@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _runtime_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [CommandError, ConfigError, FileNotFoundError, KeyError, ValueError]
+    errors: list[type[BaseException]] = [CommandError, ConfigError, FileNotFoundError, FileExistsError, KeyError,
+                                         ValueError]
     for module, name in (("melee_agent.dolphin", "DolphinError"), ("melee_agent.workers.client", "ManagerError"),
                          ("melee_agent.manager.process", "ManagerProcessError")):
         mod, _ = import_or_explain(module)

@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from melee_agent.manager.server import load_token, serve  # noqa: PLC0415
+    from melee_agent.manager.server import check_exposure, load_token, serve  # noqa: PLC0415
+    from melee_agent.manager.trainer import check_run_dir  # noqa: PLC0415
 
     if args.workers != 1:
         raise ValueError(f"--workers {args.workers}: the manager must run as one process, because that process "
@@ -33,8 +34,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--resume needs --run-dir: the run folder whose checkpoints to continue from")
     run_dir = Path(args.run_dir) if args.run_dir else default_run_dir(cfg)
     token = load_token(args.token_file)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     host = args.host or cfg.manager.host
+    check_exposure(host, token)
+    check_run_dir(run_dir, args.resume)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     port = cfg.manager.port if args.port is None else args.port
     logging.getLogger("melee_agent.manager").info("run folder %s, serving on http://%s:%d%s", run_dir, host, port,
                                                   " (token required)" if token else "")

@@ -21,6 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--worker-index", type=int, default=0, help="this worker's index i in 0..N-1 (sets epsilon_i)")
     p.add_argument("--num-workers", type=int, default=1, help="N, the number of workers in the fleet")
     p.add_argument("--segments", type=int, default=None, help="stop after this many segments (default: never)")
+    p.add_argument("--spool-dir", default=None, metavar="DIR",
+                   help="keep batches here until the manager takes them; a worker restarted on the same DIR "
+                        "sends what its predecessor left (default: a temporary folder)")
     p.add_argument("--seed", type=int, default=None, help="environment seed (default: from the index and clock)")
     p.set_defaults(func=run)
 
@@ -38,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     install_signal_handlers(stop)
     settings = WorkerSettings(manager=args.manager, index=args.worker_index, count=args.num_workers,
-                              envs=args.envs, device=args.device, seed=args.seed, segments=args.segments)
+                              envs=args.envs, device=args.device, seed=args.seed, segments=args.segments,
+                              spool_dir=args.spool_dir)
     worker = Worker(cfg, settings, stop)
     code = worker.run()
     summary = worker.summary()

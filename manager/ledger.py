@@ -1,0 +1,163 @@
+"""Which experience batches were accepted, by ``(worker_id, batch_seq)``: remembered across restarts.
+
+A retried upload (its 202 was lost, or the manager died after storing it) must not be stored
+twice. The ledger keeps, per worker, a low-water mark ``low`` (every ``seq < low`` was seen) and
+the set of seen ``seq >= low``; a set grown past ``window`` moves ``low`` up to its smallest
+member, so a worker that skips numbers (its spool dropped a batch) costs bounded memory.
+
+Durability: every accepted batch is appended as one JSON line to ``RUN_DIR/uploads/
+accepted-<gen>.jsonl`` and flushed before the 202 is sent (a ``kill -9`` keeps what the kernel
+holds; :meth:`sync` fsyncs about once a second against power loss). A checkpoint stores
+:meth:`snapshot` after :meth:`rotate` has started a new file, so a restart loads the snapshot
+plus the files from its generation on. Files older than every kept checkpoint are pruned.
+
+Example::
+
+    >>> import tempfile
+    >>> led = UploadLedger(tempfile.mkdtemp())
+    >>> led.seen("w0", 0), led.record("w0", 0, 500), led.seen("w0", 0), led.rows
+    (False, None, True, 500)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("melee_agent.manager")
+_NAME = re.compile(r"^accepted-(\d{6})\.jsonl$")
+
+
+class _Seen:
+    __slots__ = ("low", "above")
+
+    def __init__(self, low: int = 0, above: set[int] | None = None):
+        self.low = low
+        self.above = above or set()
+
+    def __contains__(self, seq: int) -> bool:
+        return seq < self.low or seq in self.above
+
+    def add(self, seq: int, window: int) -> None:
+        if seq < self.low:
+            return
+        self.above.add(seq)
+        while self.low in self.above:
+            self.above.discard(self.low)
+            self.low += 1
+        if len(self.above) > window:  # numbers that never came (dropped by the worker): give up on them
+            self.low = min(self.above)
+            while self.low in self.above:
+                self.above.discard(self.low)
+                self.low += 1
+
+
+class UploadLedger:
+    def __init__(self, run_dir: str | Path, window: int = 1024):
+        self.dir = Path(run_dir) / "uploads"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.window = window
+        self.workers: dict[str, _Seen] = {}
+        self.rows = 0
+        self.batches = 0
+        self.duplicates = 0
+        self._lock = threading.Lock()
+        self.gen = max(self.generations(), default=0) + 1
+        self._file = open(self.dir / f"accepted-{self.gen:06d}.jsonl", "a")  # noqa: SIM115 (kept open)
+        self._dirty = False
+        self._last_sync = time.monotonic()
+
+    # --- queries and updates (thread-safe) ---
+    def seen(self, worker: str, seq: int) -> bool:
+        with self._lock:
+            s = self.workers.get(worker)
+            return s is not None and seq in s
+
+    def record(self, worker: str, seq: int, rows: int) -> None:
+        line = json.dumps({"w": worker, "s": seq, "n": rows}, separators=(",", ":")) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()  # in the kernel before the 202: survives kill -9
+            self._dirty = True
+            self._apply(worker, seq, rows)
+
+    def _apply(self, worker: str, seq: int, rows: int) -> None:
+        self.workers.setdefault(worker, _Seen()).add(seq, self.window)
+        self.rows += rows
+        self.batches += 1
+
+    def sync(self, every: float = 1.0) -> None:
+        """fsync the open file if something was written and ``every`` seconds have passed."""
+        now = time.monotonic()
+        if self._dirty and now - self._last_sync >= every:
+            with self._lock:
+                self._dirty = False
+                fd = self._file.fileno()
+            os.fsync(fd)
+            self._last_sync = now
+
+    # --- checkpoints ---
+    def rotate(self) -> dict[str, Any]:
+        """Start a new file and return a snapshot of everything written before it (for a checkpoint)."""
+        with self._lock:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self.gen += 1
+            self._file = open(self.dir / f"accepted-{self.gen:06d}.jsonl", "a")  # noqa: SIM115
+            return {"gen": self.gen, "rows": self.rows, "batches": self.batches, "duplicates": self.duplicates,
+                    "workers": {w: [s.low, sorted(s.above)] for w, s in self.workers.items()}}
+
+    def prune(self, keep_from_gen: int) -> None:
+        """Delete the files no kept checkpoint needs (generations below ``keep_from_gen``)."""
+        for gen in self.generations():
+            if gen < keep_from_gen:
+                (self.dir / f"accepted-{gen:06d}.jsonl").unlink(missing_ok=True)
+
+    def generations(self) -> list[int]:
+        return sorted(int(m.group(1)) for p in self.dir.iterdir() if (m := _NAME.match(p.name)))
+
+    def restore(self, snapshot: dict[str, Any] | None) -> None:
+        """Load ``snapshot`` (None: nothing) and replay every file from its generation on."""
+        with self._lock:
+            start = 0
+            if snapshot:
+                start = int(snapshot["gen"])
+                self.rows, self.batches = int(snapshot["rows"]), int(snapshot["batches"])
+                self.duplicates = int(snapshot.get("duplicates", 0))
+                self.workers = {w: _Seen(int(low), set(map(int, above)))
+                                for w, (low, above) in snapshot["workers"].items()}
+            replayed = 0
+            for gen in self.generations():
+                if start <= gen < self.gen:
+                    replayed += self._replay(self.dir / f"accepted-{gen:06d}.jsonl")
+        log.info("upload ledger: %d batches (%d rows) from %d workers remembered (%d replayed from its logs)",
+                 self.batches, self.rows, len(self.workers), replayed)
+
+    def _replay(self, path: Path) -> int:
+        n = 0
+        with open(path) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                    worker, seq, rows = str(e["w"]), int(e["s"]), int(e["n"])
+                except (ValueError, KeyError, TypeError):  # a line cut short by a crash: it was never answered
+                    log.warning("upload ledger %s: skipping a damaged line", path.name)
+                    continue
+                if worker in self.workers and seq in self.workers[worker]:
+                    continue
+                self._apply(worker, seq, rows)
+                n += 1
+        return n
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
