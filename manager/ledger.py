@@ -69,7 +69,7 @@ class UploadLedger:
         self.duplicates = 0
         self._lock = threading.Lock()
         self.gen = max(self.generations(), default=0) + 1
-        self._file = open(self.dir / f"accepted-{self.gen:06d}.jsonl", "a")  # noqa: SIM115 (kept open)
+        self._file = self._open(self.gen)
         self._dirty = False
         self._last_sync = time.monotonic()
 
@@ -79,11 +79,17 @@ class UploadLedger:
             s = self.workers.get(worker)
             return s is not None and seq in s
 
+    def _open(self, gen: int):  # noqa: ANN202
+        # Unbuffered: one write() per line, so a line that failed (disk full) is never written later.
+        return open(self.dir / f"accepted-{gen:06d}.jsonl", "ab", buffering=0)  # noqa: SIM115 (kept open)
+
     def record(self, worker: str, seq: int, rows: int) -> None:
-        line = json.dumps({"w": worker, "s": seq, "n": rows}, separators=(",", ":")) + "\n"
+        """Append the batch (one write, in the kernel before the 202: survives kill -9); OSError if not."""
+        # The leading newline ends any line a failed write left half-written.
+        line = ("\n" + json.dumps({"w": worker, "s": seq, "n": rows}, separators=(",", ":"))).encode()
         with self._lock:
-            self._file.write(line)
-            self._file.flush()  # in the kernel before the 202: survives kill -9
+            if self._file.write(line) != len(line):
+                raise OSError(f"short write to the upload ledger {self.dir}")
             self._dirty = True
             self._apply(worker, seq, rows)
 
@@ -99,20 +105,26 @@ class UploadLedger:
             with self._lock:
                 self._dirty = False
                 fd = self._file.fileno()
-            os.fsync(fd)
+            try:
+                os.fsync(fd)
+            except OSError as e:  # the lines are in the kernel; only a power loss could take them now
+                log.warning("upload ledger: fsync failed (%s)", e)
             self._last_sync = now
 
     # --- checkpoints ---
     def rotate(self) -> dict[str, Any]:
         """Start a new file and return a snapshot of everything written before it (for a checkpoint)."""
-        with self._lock:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
+        new = self._open(self.gen + 1)  # first, so a failure here changes nothing
+        with self._lock:  # uploads wait only for the swap, not for the disk
+            old, self._file = self._file, new
             self.gen += 1
-            self._file = open(self.dir / f"accepted-{self.gen:06d}.jsonl", "a")  # noqa: SIM115
-            return {"gen": self.gen, "rows": self.rows, "batches": self.batches, "duplicates": self.duplicates,
-                    "workers": {w: [s.low, sorted(s.above)] for w, s in self.workers.items()}}
+            snapshot = {"gen": self.gen, "rows": self.rows, "batches": self.batches, "duplicates": self.duplicates,
+                        "workers": {w: [s.low, sorted(s.above)] for w, s in self.workers.items()}}
+        try:
+            os.fsync(old.fileno())
+        finally:
+            old.close()
+        return snapshot
 
     def prune(self, keep_from_gen: int) -> None:
         """Delete the files no kept checkpoint needs (generations below ``keep_from_gen``)."""
@@ -144,6 +156,8 @@ class UploadLedger:
         n = 0
         with open(path) as f:
             for line in f:
+                if not line.strip():
+                    continue
                 try:
                     e = json.loads(line)
                     worker, seq, rows = str(e["w"]), int(e["s"]), int(e["n"])
@@ -158,6 +172,7 @@ class UploadLedger:
 
     def close(self) -> None:
         with self._lock:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
+            try:
+                os.fsync(self._file.fileno())
+            finally:
+                self._file.close()

@@ -128,6 +128,22 @@ class Trainer:
         self.board.scalars({"model/version": self.version}, self.learner.train_steps)
         return model
 
+    def _publish_next(self) -> None:
+        """Publish the next version; if its files cannot be written (disk full), keep serving the
+        last one and reuse the number, so a version is only ever seen once it is on disk."""
+        self.version += 1
+        try:
+            self._publish()
+        except OSError as e:
+            self.version -= 1
+            log.warning("could not write model v%d (%s): still serving v%d", self.version + 1, e, self.model.version)
+
+    def _checkpoint_or_warn(self) -> None:
+        try:
+            self._checkpoint()
+        except OSError as e:
+            log.warning("could not write a checkpoint (%s): the previous one is kept, training goes on", e)
+
     def _checkpoint(self) -> None:
         snapshot = self.ledger.rotate()
         state = {**self.learner.state_dict(), "rows_ingested": self.rows_ingested, "rows_accepted": self.rows_accepted,
@@ -278,10 +294,9 @@ class Trainer:
                         if metrics is not None:
                             self.board.learner(metrics, step)
                         if step % m.publish_every == 0:
-                            self.version += 1
-                            self._publish()
+                            self._publish_next()
                         if step % m.checkpoint_every == 0:
-                            self._checkpoint()
+                            self._checkpoint_or_warn()
                         if not self.can_train():
                             break
                     self._train_rate.add(done)
@@ -308,7 +323,7 @@ class Trainer:
             self._thread.join(timeout=60)
         self._drain(0)
         if self.learner.train_steps > 0:
-            self._checkpoint()
+            self._checkpoint_or_warn()
         self._log_status()
         self.board.close()
         self.ledger.close()

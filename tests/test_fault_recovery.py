@@ -47,11 +47,16 @@ def test_manager_killed_mid_run_and_resumed_loses_nothing_and_stores_nothing_twi
         killed_version = newest_valid_model(run_dir, "untouchable").version  # the last one published
         time.sleep(6.0)  # the workers play on and spool
         assert all(w.poll() is None for w in workers), "a worker exited while the manager was away"
+        # Copies of the batches waiting in the spools: after the run they are sent again, as a worker
+        # whose answers were lost would, and must all be refused as duplicates.
+        waiting = [p.read_bytes() for i in range(2) for p in sorted((tmp_path / f"spool-{i}").glob("batch-*.st"))]
         second = ManagerProcess([*FLAGS, "--resume"], run_dir, tmp_path / "manager.log", port=port).start()
         after_restart = httpx.get(f"{url}/v1/status").json()
         for w in workers:
             assert w.wait(400) == 0, (tmp_path / "worker-0.log").read_text()[-3000:]
         status = httpx.get(f"{url}/v1/status").json()
+        answers = [httpx.post(f"{url}/v1/experience", content=b).json() for b in waiting]
+        status_after_resend = httpx.get(f"{url}/v1/status").json()
     finally:
         for w in workers:
             if w.poll() is None:
@@ -70,7 +75,8 @@ def test_manager_killed_mid_run_and_resumed_loses_nothing_and_stores_nothing_twi
         "rows_pending": sum(s["rows_pending"] for s in summaries),
         "spool_peak_batches": [s["spool_peak_batches"] for s in summaries],
         "manager_rows_accepted": status["rows_accepted"],
-        "duplicates_refused_after_restart": status["duplicates_refused"],
+        "resent_after_the_run": len(answers),
+        "duplicates_refused_after_restart": status_after_resend["duplicates_refused"],
         "version_at_kill": before["model_version"], "version_after_restart": after_restart["model_version"],
     }
     print("fault test counts:", json.dumps(counts))
@@ -80,6 +86,9 @@ def test_manager_killed_mid_run_and_resumed_loses_nothing_and_stores_nothing_twi
     assert counts["rows_made"] == counts["rows_sent"] == counts["manager_rows_accepted"]
     # Nothing stored twice: the manager counts every batch it stores (its ledger line comes before
     # the queue), and that count equals the rows made, each batch made once.
+    assert answers and all(a["duplicate"] is True and a["accepted"] == 0 for a in answers)
+    assert status_after_resend["rows_accepted"] == status["rows_accepted"]
+    assert status_after_resend["duplicates_refused"] == status["duplicates_refused"] + len(answers)
     for s in summaries:
         assert s["versions_seen"] == sorted(s["versions_seen"]), "a worker saw a model version go back"
     # The workers really were cut off, and came back by themselves.

@@ -25,7 +25,6 @@ def test_ledger_remembers_batches_across_a_restart_and_a_checkpoint(tmp_path):
     snap = led.rotate()  # what a checkpoint stores
     led.record("w0", 7, 100)  # after the checkpoint: only in the newest log
     led.record("w1", 0, 50)
-    led._file.flush()
     # kill -9: no close(); a new ledger restored from the snapshot replays the newer log.
     again = UploadLedger(tmp_path)
     again.restore(snap)
@@ -41,8 +40,7 @@ def test_ledger_remembers_batches_across_a_restart_and_a_checkpoint(tmp_path):
 def test_ledger_skips_a_line_cut_short_and_bounds_memory_per_worker(tmp_path):
     led = UploadLedger(tmp_path, window=8)
     led.record("w0", 0, 10)
-    led._file.write('{"w":"w0","s":1,')  # a crash in the middle of a line: that batch was never answered
-    led._file.flush()
+    led._file.write(b'\n{"w":"w0","s":1,')  # a crash in the middle of a line: that batch was never answered
     again = UploadLedger(tmp_path, window=8)
     again.restore(None)
     assert again.seen("w0", 0) and not again.seen("w0", 1) and again.rows == 10

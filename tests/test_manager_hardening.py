@@ -173,3 +173,61 @@ def test_bearer_token_is_compared_in_constant_time(tmp_path, monkeypatch):
             assert httpx.get(f"{url}/v1/status", headers={"Authorization": given}).status_code == 401
         assert httpx.get(f"{url}/v1/status", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
     assert len(calls) == 5 and all(b == f"Bearer {TOKEN}".encode() for _, b in calls)
+
+
+def test_a_full_disk_keeps_training_serving_the_last_good_model_and_refuses_uploads_with_503(tmp_path, monkeypatch):
+    import errno
+
+    from melee_agent.manager.ledger import UploadLedger
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with serving(tmp_path, manager__burn_in=300, manager__publish_every=20, manager__checkpoint_every=40) as url:
+        c = ManagerClient(url)
+        for seq in range(4):
+            c.upload(batch(200, seed=seq, batch_seq=seq))
+        wait_for(lambda: c.status()["model_version"] >= 1)
+        with monkeypatch.context() as m:
+            m.setattr("melee_agent.manager.published.atomic_write_bytes", full)
+            m.setattr("melee_agent.manager.checkpoints.atomic_write_bytes", full)
+            m.setattr(UploadLedger, "record", full)
+            held = c.status()
+            r = httpx.post(f"{url}/v1/experience", content=batch(200, seed=9, batch_seq=9))
+            assert r.status_code == 503 and r.headers["retry-after"] and "cannot record" in r.json()["detail"]
+            steps = held["train_steps"]
+            st = wait_for(lambda: (s := c.status())["train_steps"] >= steps + 60 and s)
+            assert st["error"] is None and st["rows_accepted"] == held["rows_accepted"]
+            stuck = st["model_version"]
+            assert stuck <= held["model_version"] + 1  # at most one publish raced the patch
+            ckpts = [p.name for p in checkpoints.list_checkpoints(tmp_path)]
+        # Space again: the next publish takes the next number (none was skipped or seen twice).
+        wait_for(lambda: c.status()["model_version"] > stuck)
+        assert c.upload(batch(200, seed=9, batch_seq=9))["accepted"] == 200  # the refused batch, retried
+        wait_for(lambda: [p.name for p in checkpoints.list_checkpoints(tmp_path)] != ckpts)
+    versions = sorted(int(p.name[7:13]) for p in (tmp_path / "models").iterdir())
+    assert versions == list(range(versions[0], versions[-1] + 1))  # numbered without gaps
+
+
+def test_a_worker_that_cannot_spool_sends_the_batch_directly(tmp_path, monkeypatch):
+    import errno
+
+    import torch
+
+    from melee_agent.config import load_config
+    from melee_agent.workers.worker import Worker, WorkerSettings
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with serving(tmp_path / "run") as url:
+        w = Worker(load_config("small"), WorkerSettings(manager=url, spool_dir=tmp_path / "spool"))
+        monkeypatch.setattr(w.spool, "put", full)
+        data = torch.rand(300, 57)
+        data[:, 27] = torch.arange(300) % 5
+        data[:, 29] = 0.99
+        w.upload(data, {"episodes": 0})
+        assert w.rows_sent == 300 and ManagerClient(url).status()["rows_accepted"] == 300
+        assert len(w.spool) == 0
+    w.upload(data, {"episodes": 0})  # the manager is gone too: dropped and counted
+    assert w.summary()["rows_dropped"] == 300 and w.rows_sent == 300

@@ -91,6 +91,7 @@ class Worker:
         self.rows_refused = 0  # refused as bad input (4xx): dropped, they would never be taken
         self.batches_sent = 0
         self.models_rejected = 0
+        self.rows_lost_unspooled = 0  # could neither be written to the spool (disk full) nor sent
         self.spool_peak_batches = len(self.spool)
         self.versions_seen: list[int] = []
         if len(self.spool):
@@ -135,12 +136,31 @@ class Worker:
             seq = self.identity.next_seq
             payload = encode_experience(chunk, action_set=self.cfg.env.action_set, worker_id=self.worker_id,
                                         batch_seq=seq, model_version=self.version, stats=stats if last else None)
-            self.spool.put(seq, payload, rows=chunk.shape[0])
             self.identity.next_seq += 1
             self.rows_made += chunk.shape[0]
-        self.spool.save_identity(self.identity)
+            try:
+                self.spool.put(seq, payload, rows=chunk.shape[0])
+            except OSError as e:  # the disk is full or failing
+                self._send_unspooled(seq, payload, chunk.shape[0], e)
+        try:
+            self.spool.save_identity(self.identity)
+        except OSError as e:  # the numbering is recovered from the spooled files' names
+            log.warning("cannot save the worker identity (%s)", e)
         self.spool_peak_batches = max(self.spool_peak_batches, len(self.spool))
         self.drain()
+
+    def _send_unspooled(self, seq: int, payload: bytes, rows: int, why: OSError) -> None:
+        try:
+            answer = self.client.upload(payload, retries=0)
+        except (ManagerUnavailable, ManagerRefused) as e:
+            self.rows_lost_unspooled += rows
+            log.error("batch %d (%d rows) could not be spooled (%s) nor sent (%s): dropped", seq, rows, why, e)
+            return
+        log.warning("batch %d could not be spooled (%s): sent directly", seq, why)
+        self.batches_sent += 1
+        self.rows_sent += rows
+        if answer.get("duplicate"):
+            self.rows_duplicate += rows
 
     def drain(self) -> None:
         """Send spooled batches oldest first until the spool is empty or the manager is unavailable."""
@@ -173,7 +193,7 @@ class Worker:
 
     def counters(self) -> dict[str, int]:
         """What the manager shows under ``workers/`` in TensorBoard (totals over workers)."""
-        return {"spool_rows": self.spool.rows, "spool_dropped_rows": self.spool.dropped_rows,
+        return {"spool_rows": self.spool.rows, "spool_dropped_rows": self.spool.dropped_rows + self.rows_lost_unspooled,
                 "models_rejected": self.models_rejected}
 
     def _wait_for_model(self) -> bool:
@@ -247,7 +267,7 @@ class Worker:
     def summary(self) -> dict[str, Any]:
         return {"worker_id": self.worker_id, "epsilon": self.epsilon, "segments": getattr(self, "segments_played", 0),
                 "rows_made": self.rows_made, "rows_sent": self.rows_sent, "rows_duplicate": self.rows_duplicate,
-                "rows_refused": self.rows_refused, "rows_dropped": self.spool.dropped_rows,
+                "rows_refused": self.rows_refused, "rows_dropped": self.spool.dropped_rows + self.rows_lost_unspooled,
                 "rows_pending": self.spool.rows, "batches_sent": self.batches_sent,
                 "spool_peak_batches": self.spool_peak_batches,
                 "models_rejected": self.models_rejected, "versions_seen": self.versions_seen,

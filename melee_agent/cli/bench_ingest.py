@@ -113,7 +113,8 @@ async def simulate_workers(url: str, workers: int, seconds: float, rows: int, re
         rng = random.Random(seed * 1_000 + i)
         last: bytes | None = None
         seq = 0
-        await asyncio.sleep(rng.uniform(0, 0.5))  # workers do not all start on the same millisecond
+        # Real workers do not start on the same millisecond: spread the first batches over one interval.
+        await asyncio.sleep(rng.uniform(0, max(0.5, interval)))
         while time.monotonic() < deadline and not out.errors:
             if last is not None and rng.random() < resend:
                 out.resends += 1
@@ -209,7 +210,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rss_mib_start": rss[0], "rss_mib_mid": rss[half], "rss_mib_end": rss[-1], "rss_mib_peak": max(rss),
         "rss_mib_growth_second_half": rss[-1] - rss[half], "replay_capacity": capacity,
         "counts_match": server_rows == load.rows_accepted and server_dups == load.duplicates,
-        "target": {"rows_per_s": TARGET_ROWS_PER_S, "met": rows_per_s >= TARGET_ROWS_PER_S},
+        "target": {"rows_per_s": TARGET_ROWS_PER_S, "met": rows_per_s >= TARGET_ROWS_PER_S,
+                   "applies": not args.interval},
     }
     pace = f"one batch per ~{args.interval:g} s each" if args.interval else "as fast as answered"
     print(f"manager ingest over loopback HTTP: {args.workers} simulated workers, {args.rows}-row batches {pace}, "
@@ -221,5 +223,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
           f"{rss[half]:>6.0f}  {rss[-1]:>6.0f}  {max(rss):>6.0f}")
     print(f"manager counted {server_rows:,} rows and refused {server_dups} duplicates: "
           f"{'matches' if result['counts_match'] else 'DOES NOT MATCH'} what the workers saw")
-    print(f"target >= {TARGET_ROWS_PER_S:,} rows/s: {'met' if result['target']['met'] else 'NOT met'}")
+    if args.interval:  # paced: the workers offer less than the target, so it says nothing about it
+        print(f"paced load: about {args.workers * args.rows / args.interval:,.0f} rows/s offered; "
+              f"the {TARGET_ROWS_PER_S:,} rows/s target is measured unpaced (--interval 0)")
+    else:
+        print(f"target >= {TARGET_ROWS_PER_S:,} rows/s: {'met' if result['target']['met'] else 'NOT met'}")
     return result
