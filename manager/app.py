@@ -113,7 +113,7 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
         except NotStored as e:
             return JSONResponse({"detail": str(e)}, status_code=503, headers={"Retry-After": "10"})
         if n is None:
-            return JSONResponse({"accepted": 0, "duplicate": True, "model_version": t.model.version}, status_code=202)
+            return JSONResponse({"accepted": 0, "duplicate": True}, status_code=202)  # DESIGN.md, exactly
         return JSONResponse({"accepted": n, "model_version": t.model.version}, status_code=202)
 
     @app.get("/v1/status", dependencies=[Depends(authorize)])

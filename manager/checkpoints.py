@@ -87,10 +87,12 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> dic
 
 
 def newest_valid(run_dir: str | Path, device: str | torch.device = "cpu") -> tuple[Path, dict[str, Any]] | None:
-    """The newest checkpoint that verifies and loads, skipping (and logging) damaged ones."""
+    """The newest checkpoint that verifies and loads. A damaged one is logged and renamed
+    ``*.pt.damaged`` (kept for a look, but no longer counted among the last few)."""
     for path in reversed(list_checkpoints(run_dir)):
         try:
             return path, load_checkpoint(path, device)
         except ValueError as e:
             log.warning("%s; falling back to the previous checkpoint", e)
+            path.replace(path.with_name(path.name + ".damaged"))
     return None

@@ -101,7 +101,7 @@ class Trainer:
             self.ledger = UploadLedger(self.run_dir)
             self._resume()
         else:
-            self._refuse_to_overwrite()
+            check_run_dir(self.run_dir, resume=False)
             self.ledger = UploadLedger(self.run_dir)
         self.workers: dict[str, float] = {}  # worker id -> last upload time
         self._ingest_rate, self._train_rate, self._frame_rate = Rate(), Rate(), Rate()
@@ -153,9 +153,6 @@ class Trainer:
         self._ckpt_gens = [*self._ckpt_gens, snapshot["gen"]][-max(1, keep):]
         self.ledger.prune(self._ckpt_gens[0])
         log.info("checkpoint %s", path.name)
-
-    def _refuse_to_overwrite(self) -> None:
-        check_run_dir(self.run_dir, resume=False)
 
     def _resume(self) -> None:
         models = stored_models(self.run_dir, self.action_set)

@@ -114,3 +114,46 @@ def test_a_worker_keeps_its_model_when_a_download_does_not_check_out(tmp_path, c
         assert not worker.fetch_model()
         assert worker.model is held and worker.version == 0 and worker.models_rejected == 1
         assert "keeping model v0" in caplog.text and "X-Model-Sha256" in caplog.text
+
+
+def _last_scalar(run_dir: Path, tag: str) -> float | None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    found: list[tuple[float, float]] = []
+    for f in run_dir.glob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(f), size_guidance={"scalars": 0})
+        acc.Reload()
+        if tag in acc.Tags()["scalars"]:
+            found += [(e.wall_time, e.value) for e in acc.Scalars(tag)]
+    return max(found)[1] if found else None
+
+
+def test_a_long_outage_fills_the_spool_and_drops_the_oldest_counted_up_to_tensorboard(tmp_path):
+    import threading
+
+    run_dir, port = tmp_path / "run", free_port()
+    flags = ["--config", "small", "--set", "manager.burn_in=300"]
+    manager = ManagerProcess(flags, run_dir, tmp_path / "manager.log", port=port).start()
+    # About 250 rows (57 KB) a segment and room for about 2 batches: a 5 s outage overflows it.
+    cfg = load_config("small", ["worker.segment_seconds=1", "worker.spool_mb=0.12", "worker.backoff_max_s=1"])
+    worker = Worker(cfg, WorkerSettings(manager=manager.url, spool_dir=tmp_path / "spool", segments=40, seed=1))
+    result: dict = {}
+    thread = threading.Thread(target=lambda: result.setdefault("code", worker.run()), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: worker.batches_sent >= 2, timeout=120)
+        manager.proc.send_signal(signal.SIGKILL)
+        manager.proc.wait(30)
+        wait_for(lambda: worker.spool.dropped_batches >= 2, timeout=120)  # it plays on, spooling
+        manager = ManagerProcess([*flags, "--resume"], run_dir, tmp_path / "manager.log", port=port).start()
+        thread.join(300)
+        assert result.get("code") == 0
+        status = httpx.get(f"{manager.url}/v1/status").json()
+    finally:
+        manager.stop()
+    s = worker.summary()
+    assert s["rows_dropped"] > 0 and s["rows_pending"] == 0 and s["segments"] == 40
+    assert s["rows_made"] == s["rows_sent"] + s["rows_dropped"]
+    assert status["rows_accepted"] == s["rows_sent"]
+    # The count reached the manager with the worker's statistics (TensorBoard workers/, from the event files).
+    assert _last_scalar(run_dir, "workers/spool_dropped_rows") == s["rows_dropped"]

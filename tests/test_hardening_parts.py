@@ -61,6 +61,9 @@ def test_checkpoint_cut_short_is_never_loaded_and_the_previous_one_is_used(tmp_p
     path, state = newest_valid(tmp_path)
     assert state["train_steps"] == 100 and path.name == "ckpt-000000100.pt"
     assert "falling back to the previous checkpoint" in caplog.text
+    # Set aside, so newer checkpoints with lower step numbers are not pruned in its place.
+    assert [p.name for p in list_checkpoints(tmp_path)] == ["ckpt-000000100.pt"]
+    assert (tmp_path / "checkpoints" / "ckpt-000000200.pt.damaged").exists()
     flipped = bytearray(data)
     flipped[-10] ^= 0xFF
     newest.write_bytes(bytes(flipped))
