@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from melee_agent.files import atomic_write_bytes
-from melee_agent.model import model_from_bytes
+from melee_agent.model import DuelingDQN, model_from_bytes
 
 log = logging.getLogger("melee_agent.manager")
 _NAME = re.compile(r"^model-v(\d{6,})\.safetensors$")
@@ -33,7 +33,7 @@ _NAME = re.compile(r"^model-v(\d{6,})\.safetensors$")
 @dataclass(frozen=True)
 class StoredModel:
     path: Path
-    data: bytes
+    model: DuelingDQN
     meta: dict[str, Any]
 
     @property
@@ -69,12 +69,11 @@ def stored_models(run_dir: str | Path, action_set: str) -> list[StoredModel]:
         if not path.is_file():
             continue
         try:
-            data = path.read_bytes()
-            _, meta = model_from_bytes(data, action_set=action_set, origin=str(path))
+            model, meta = model_from_bytes(path.read_bytes(), action_set=action_set, origin=str(path))
         except (OSError, ValueError) as e:
             log.warning("skipping model file %s: %s", path, e)
             continue
-        found.append(StoredModel(path, data, meta))
+        found.append(StoredModel(path, model, meta))
     return sorted(found, key=lambda m: (m.version, m.train_step), reverse=True)
 
 

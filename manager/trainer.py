@@ -32,7 +32,7 @@ import torch
 from melee_agent.actions import get_action_set
 from melee_agent.config import Config, save_resolved_config
 from melee_agent.learner import Learner
-from melee_agent.model import model_from_bytes, model_to_bytes
+from melee_agent.model import model_to_bytes
 from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
 from melee_agent.state import STATE_LAYOUT
 from melee_agent.wire import Experience
@@ -97,12 +97,11 @@ class Trainer:
         self.version = 0
         self.resumed_from: str | None = None
         self._ckpt_gens: list[int] = []  # the ledger generation each kept checkpoint starts from
-        if resume:
-            self.ledger = UploadLedger(self.run_dir)
-            self._resume()
-        else:
+        if not resume:
             check_run_dir(self.run_dir, resume=False)
-            self.ledger = UploadLedger(self.run_dir)
+        self.ledger = UploadLedger(self.run_dir)
+        if resume:
+            self._resume()
         self.workers: dict[str, float] = {}  # worker id -> last upload time
         self._ingest_rate, self._train_rate, self._frame_rate = Rate(), Rate(), Rate()
         self._lock = threading.Lock()
@@ -169,7 +168,7 @@ class Trainer:
             how = f"checkpoint {path.name}"
         elif models:
             m = models[0]
-            self.learner.online.load_state_dict(model_from_bytes(m.data, action_set=self.action_set)[0].state_dict())
+            self.learner.online.load_state_dict(m.model.state_dict())
             self.learner.sync_target()
             self.learner.train_steps = m.train_step
             self.ledger.restore(None)

@@ -23,7 +23,7 @@ class LocalFleet:
     count: int
     worker_args: list[str] = field(default_factory=list)  # extra flags: --config, --set, --envs, ...
     log_dir: Path | None = None
-    spool_root: Path | None = None  # worker i spools in spool_root/worker-i (default: a temporary folder)
+    spool_root: Path | None = None  # worker i spools in spool_root/worker-i (default: a temporary folder, made here)
     restart_delay: float = 2.0
     env: dict[str, str] | None = None
     procs: list[subprocess.Popen | None] = field(default_factory=list)
@@ -41,8 +41,10 @@ class LocalFleet:
         self._died_at = [0.0] * self.count
 
     def command(self, index: int) -> list[str]:
+        assert self.spool_root is not None  # set in __post_init__
         return [sys.executable, "-m", "melee_agent.cli.main", "worker", "--manager", self.manager,
-                "--spool-dir", str(Path(self.spool_root or ".") / f"worker-{index}"), "--worker-index", str(index), "--num-workers", str(self.count), *self.worker_args]
+                "--spool-dir", str(self.spool_root / f"worker-{index}"), "--worker-index", str(index),
+                "--num-workers", str(self.count), *self.worker_args]
 
     def _spawn(self, index: int) -> subprocess.Popen:
         out = None

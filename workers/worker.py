@@ -157,10 +157,19 @@ class Worker:
             log.error("batch %d (%d rows) could not be spooled (%s) nor sent (%s): dropped", seq, rows, why, e)
             return
         log.warning("batch %d could not be spooled (%s): sent directly", seq, why)
+        self._acknowledged(seq, rows, answer)
+
+    def _acknowledged(self, seq: int, rows: int, answer: dict[str, Any]) -> None:
         self.batches_sent += 1
         self.rows_sent += rows
         if answer.get("duplicate"):
             self.rows_duplicate += rows
+            log.info("batch %d was already stored (an answer lost before): not stored again", seq)
+
+    @property
+    def rows_dropped(self) -> int:
+        """Rows made but never sent: dropped from a full spool, or neither spooled nor sent."""
+        return self.spool.dropped_rows + self.rows_lost_unspooled
 
     def drain(self) -> None:
         """Send spooled batches oldest first until the spool is empty or the manager is unavailable."""
@@ -185,15 +194,11 @@ class Worker:
                 continue
             self.spool.remove(seq)
             self.backoff.succeeded()
-            self.batches_sent += 1
-            self.rows_sent += rows
-            if answer.get("duplicate"):
-                self.rows_duplicate += rows
-                log.info("batch %d was already stored (an answer lost before): not stored again", seq)
+            self._acknowledged(seq, rows, answer)
 
     def counters(self) -> dict[str, int]:
         """What the manager shows under ``workers/`` in TensorBoard (totals over workers)."""
-        return {"spool_rows": self.spool.rows, "spool_dropped_rows": self.spool.dropped_rows + self.rows_lost_unspooled,
+        return {"spool_rows": self.spool.rows, "spool_dropped_rows": self.rows_dropped,
                 "models_rejected": self.models_rejected}
 
     def _wait_for_model(self) -> bool:
@@ -267,7 +272,7 @@ class Worker:
     def summary(self) -> dict[str, Any]:
         return {"worker_id": self.worker_id, "epsilon": self.epsilon, "segments": getattr(self, "segments_played", 0),
                 "rows_made": self.rows_made, "rows_sent": self.rows_sent, "rows_duplicate": self.rows_duplicate,
-                "rows_refused": self.rows_refused, "rows_dropped": self.spool.dropped_rows + self.rows_lost_unspooled,
+                "rows_refused": self.rows_refused, "rows_dropped": self.rows_dropped,
                 "rows_pending": self.spool.rows, "batches_sent": self.batches_sent,
                 "spool_peak_batches": self.spool_peak_batches,
                 "models_rejected": self.models_rejected, "versions_seen": self.versions_seen,

@@ -75,6 +75,7 @@ async def simulate_workers(url: str, workers: int, seconds: float, rows: int, re
     import httpx  # noqa: PLC0415
 
     from melee_agent.wire import encode_experience  # noqa: PLC0415
+    from melee_agent.workers.backoff import Backoff  # noqa: PLC0415
 
     data = np.random.default_rng(seed).random((rows, ROW_WIDTH), dtype=np.float32)
     data[:, ACTION] = np.arange(rows) % 5
@@ -89,7 +90,7 @@ async def simulate_workers(url: str, workers: int, seconds: float, rows: int, re
 
     async def post(client: httpx.AsyncClient, payload: bytes, rng: random.Random) -> dict[str, Any] | None:
         """POST until answered 202 (retrying like a worker); None if time ran out or it was refused."""
-        delay = 0.05
+        backoff = Backoff(base=0.05, cap=2.0, seed=rng.getrandbits(32))
         while time.monotonic() < deadline + 30:
             t0 = time.perf_counter()
             try:
@@ -105,8 +106,7 @@ async def simulate_workers(url: str, workers: int, seconds: float, rows: int, re
                 else:
                     out.errors.append(f"{r.status_code} {r.text[:200]}")
                     return None
-            await asyncio.sleep(rng.uniform(0, delay))
-            delay = min(delay * 2, 2.0)
+            await asyncio.sleep(backoff.failed())
         return None
 
     async def worker(i: int, client: httpx.AsyncClient) -> None:

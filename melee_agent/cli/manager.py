@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from melee_agent.manager.server import check_exposure, load_token, serve  # noqa: PLC0415
+    from melee_agent.manager.server import load_token, serve  # noqa: PLC0415
     from melee_agent.manager.trainer import check_run_dir  # noqa: PLC0415
 
     if args.workers != 1:
@@ -35,7 +35,6 @@ def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir) if args.run_dir else default_run_dir(cfg)
     token = load_token(args.token_file)
     host = args.host or cfg.manager.host
-    check_exposure(host, token)
     check_run_dir(run_dir, args.resume)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     port = cfg.manager.port if args.port is None else args.port
