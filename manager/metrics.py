@@ -3,7 +3,8 @@
 Tags: ``loss/`` (td, grad_norm), ``q/mean``, ``replay/`` (size, fill), ``ingest/rows_per_s``,
 ``train/steps_per_s``, ``model/version``, ``workers/`` (active, frames_per_s and the totals of
 :data:`WORKER_COUNTERS`), ``uploads/`` (batches, rows, duplicates refused) and ``episode/``
-(return, length, hits, untouched) from the statistics workers send with their batches.
+(return, length, hits, untouched, and ``untouched_level_N`` per CPU level where workers play a
+level mix) from the statistics workers send with their batches.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 #: Running counters workers send in their segment statistics, shown as totals under ``workers/``.
 WORKER_COUNTERS = ("dolphin_restarts", "dolphin_games", "spool_rows", "spool_dropped_rows", "models_rejected")
+#: Episodes a level gathers (over segments and workers) before its untouched share is shown.
+LEVEL_WINDOW = 50
 
 
 class Rate:
@@ -46,6 +49,7 @@ class Board:
         self._last_flush = time.monotonic()
         self.flush_secs = flush_secs
         self._counters: dict[str, dict[str, float]] = {}  # worker id -> its latest counters
+        self._levels: dict[str, list[int]] = {}  # CPU level -> [episodes, untouched] not yet shown
 
     def scalars(self, values: dict[str, float], step: int) -> None:
         for tag, v in values.items():
@@ -66,6 +70,25 @@ class Board:
                       "episode/length": stats.get("length_sum", 0.0) / n,
                       "episode/hits": stats.get("hits", 0) / n,
                       "episode/untouched": stats.get("untouched", 0) / n}, step)
+        self._level_episodes(stats.get("per_level"), step)
+
+    def _level_episodes(self, per_level: Any, step: int) -> None:
+        """Workers on a level mix count episodes and untouched ones per CPU level; the board shows each
+        level's share (``episode/untouched_level_N``) once it has gathered ``LEVEL_WINDOW`` episodes."""
+        if not isinstance(per_level, dict):
+            return
+        out = {}
+        for level, counts in per_level.items():
+            if not (isinstance(counts, list) and len(counts) == 2 and all(isinstance(c, int) for c in counts)
+                    and str(level).isdigit() and 0 <= counts[1] <= counts[0]):
+                continue  # a malformed entry from a worker is not worth a 400: skip it
+            acc = self._levels.setdefault(str(level), [0, 0])
+            acc[0], acc[1] = acc[0] + counts[0], acc[1] + counts[1]
+            if acc[0] >= LEVEL_WINDOW:
+                out[f"episode/untouched_level_{level}"] = acc[1] / acc[0]
+                self._levels[str(level)] = [0, 0]
+        if out:
+            self.scalars(out, step)
 
     def workers(self, stats: dict[str, Any], step: int) -> None:
         """Workers report running counters (Dolphin restarts and games, rows waiting in or dropped

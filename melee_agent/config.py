@@ -60,6 +60,10 @@ class EnvConfig:
     action_set: str = "untouchable"
     reward: str = "untouchable"
     cpu_level: int = 9
+    # Arena only: a set of levels, each environment drawing its CPU's level again at every episode
+    # reset (weights optional, one per level); empty: every episode plays cpu_level.
+    cpu_levels: list[int] = field(default_factory=list)
+    level_weights: list[float] = field(default_factory=list)
     max_frames: int = 3_600
     # Arena only: torch.compile the frame (3-9x faster frames; ~1-3 minutes of compiling per
     # batch size on first use, cached on disk after that).
@@ -99,8 +103,8 @@ class TrainConfig:
     minutes: float = 15.0
     workers: int = 1
     eval_every_minutes: float = 5.0
-    eval_episodes: int = 200  # the final evaluation (the paper's metric over 200 episodes)
-    progress_eval_episodes: int = 50  # the periodic ones during training (they share the CPU)
+    eval_episodes: int = 200  # the final evaluation, at each CPU level 1-9 (the paper's metric over 200 episodes)
+    progress_eval_episodes: int = 50  # the periodic ones during training, spread over the trained levels
     keep_best: bool = True  # model.safetensors is the best periodically evaluated model (the last is kept too)
 
 
@@ -163,7 +167,16 @@ def _apply(cfg: Config, section: str, key: str, value: Any, origin: str) -> None
     if key not in types:
         raise ConfigError(f"{origin}: unknown key {section}.{key} (known: {', '.join(sorted(types))})")
     current = getattr(part, key)
-    if isinstance(current, bool):
+    if isinstance(current, list):
+        if not isinstance(value, list):
+            raise ConfigError(f"{origin}: {section}.{key} must be a list like [1, 2], got {value!r}")
+        kind = {"cpu_levels": int}.get(key, float)
+        for x in value:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or (kind is int and not isinstance(x, int)):
+                raise ConfigError(f"{origin}: {section}.{key} must hold {'integers' if kind is int else 'numbers'}, "
+                                  f"got {x!r}")
+        value = [kind(x) for x in value]
+    elif isinstance(current, bool):
         if not isinstance(value, bool):
             raise ConfigError(f"{origin}: {section}.{key} must be true or false, got {value!r}")
     elif isinstance(current, int):
@@ -225,6 +238,8 @@ def _toml_value(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return json.dumps(str(v))  # a JSON string is a valid TOML basic string
 
 
@@ -242,6 +257,11 @@ def save_resolved_config(cfg: Config, run_dir: str | os.PathLike) -> Path:
     out = Path(run_dir) / "config.json"
     atomic_write_json(out, cfg.to_dict())
     return out
+
+
+def env_levels(cfg: Config) -> tuple[int, ...]:
+    """The CPU levels a config's episodes are played against: ``env.cpu_levels``, else ``(env.cpu_level,)``."""
+    return tuple(cfg.env.cpu_levels) if cfg.env.cpu_levels else (cfg.env.cpu_level,)
 
 
 def default_run_dir(cfg: Config) -> Path:

@@ -16,18 +16,53 @@ ENVS = ("arena", "dolphin")
 
 def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu", seed: int = 0,
              cpu_level: int | None = None) -> VecEnv:
+    """The config's environment; ``cpu_level`` plays that one level instead of the config's level(s)."""
     kind = cfg.env.env
-    level = cfg.env.cpu_level if cpu_level is None else cpu_level
+    if cpu_level is not None:
+        level, weights = cpu_level, None
+    elif cfg.env.cpu_levels:
+        level, weights = list(cfg.env.cpu_levels), (cfg.env.level_weights or None)
+    else:
+        level, weights = cfg.env.cpu_level, None
     if kind == "arena":
         from melee_agent.arena import Arena  # noqa: PLC0415
 
         return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,
-                     reward=cfg.env.reward, max_frames=cfg.env.max_frames, compile=cfg.env.compile)
+                     reward=cfg.env.reward, max_frames=cfg.env.max_frames, compile=cfg.env.compile,
+                     level_weights=weights)
     if kind == "dolphin":
         from melee_agent.dolphin import DolphinEnv  # noqa: PLC0415
 
+        if not isinstance(level, int):
+            if len(set(level)) > 1:
+                raise ValueError(f"env.cpu_levels={list(level)}: a Dolphin game plays one CPU level; give each "
+                                 "worker its own env.cpu_level instead (the level mix is the arena's)")
+            level = level[0]
         if num_envs != 1:
             raise ValueError(f"a Dolphin worker plays one game at a time; got envs={num_envs}")
         return DolphinEnv(cfg.dolphin, cpu_level=level, action_set=cfg.env.action_set, reward=cfg.env.reward,
                           max_frames=cfg.env.max_frames, device=device)
     raise ValueError(f"unknown env {kind!r}; known: {', '.join(ENVS)}")
+
+
+def make_eval_env(cfg: Config, episodes: int, levels: tuple[int, ...], device: str | torch.device = "cpu",
+                  seed: int = 0, max_envs: int = 256) -> tuple[VecEnv, int]:
+    """An arena to evaluate ``episodes`` against ``levels``, and the episode count to ask of it.
+
+    One level: ``min(episodes, max_envs)`` environments. Several: a spread arena (environment ``i``
+    plays ``levels[i % K]``) with one episode per environment, ``episodes`` rounded up to a
+    multiple of ``K``, so every level gets the same count.
+    """
+    if cfg.env.env != "arena":
+        raise ValueError("make_eval_env builds arena evaluations; Dolphin plays one level per game")
+    from melee_agent.arena import Arena  # noqa: PLC0415
+
+    if len(levels) == 1:
+        n, level = min(episodes, max_envs), levels[0]
+    else:
+        k = len(levels)
+        episodes = k * -(-episodes // k)
+        n, level = episodes, list(levels)
+    env = Arena(n, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set, reward=cfg.env.reward,
+                max_frames=cfg.env.max_frames, compile=cfg.env.compile, spread_levels=len(levels) > 1)
+    return env, episodes

@@ -5,7 +5,9 @@ episodes only, so short episodes are not over-counted.
 
 Reported: ``untouched_share`` (episodes that reach the frame limit without a hit: the paper's
 "untouched for a minute"), ``mean_seconds_to_first_hit`` (an untouched episode counts its full
-length), and per-episode means of damage taken and dealt, stocks lost and taken.
+length), and per-episode means of damage taken and dealt, stocks lost and taken. Where the
+episodes were played against more than one CPU level (an arena with a level mix), ``per_level``
+holds the same figures for each level and ``untouched_share_worst_level`` the lowest share.
 """
 
 from __future__ import annotations
@@ -57,11 +59,12 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
         if bool(finished.any()):
             idx = finished.nonzero().view(-1).tolist()
             ep_frames = info.episode_frame.tolist()
+            levels = info.cpu_level.tolist()
             fh = first_hit.tolist()
             vals = {k: v.tolist() for k, v in running.items()}
             for i in idx:
                 hit_frame = fh[i]
-                rows.append({"untouched": float(hit_frame == 0),
+                rows.append({"cpu_level": int(levels[i]), "untouched": float(hit_frame == 0),
                              "seconds_to_first_hit": (hit_frame if hit_frame else ep_frames[i]) / FPS,
                              **{k: vals[k][i] for k in running}})
             if bar is not None:
@@ -72,6 +75,16 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
         first_hit = torch.where(done, 0.0, first_hit)
     if bar is not None:
         bar.close()
+    out = summarize(rows)
+    levels = sorted({r["cpu_level"] for r in rows})
+    if len(levels) > 1:
+        out["per_level"] = {str(lv): summarize([r for r in rows if r["cpu_level"] == lv]) for lv in levels}
+        out["untouched_share_worst_level"] = min(v["untouched_share"] for v in out["per_level"].values())
+    return out
+
+
+def summarize(rows: list[dict[str, float]]) -> dict[str, Any]:
+    """The reported means over per-episode rows (one row per counted episode)."""
     n = len(rows)
     mean = lambda k: sum(r[k] for r in rows) / n  # noqa: E731
     return {

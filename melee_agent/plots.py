@@ -43,10 +43,23 @@ def figure(path: str | Path, size: tuple[float, float], title: str) -> Iterator[
 
 
 def learning_curve(points: list[dict[str, Any]], baselines: dict[str, float], title: str, path: str | Path) -> None:
-    """Untouched share of each periodic evaluation vs training minutes, with baselines as lines."""
+    """Untouched share of each periodic evaluation vs training minutes, with baselines as lines.
+
+    Where the evaluations played several CPU levels, each level is a thin line and the worst level
+    at each check a dashed red one, beside the share over the mix.
+    """
     with figure(path, (6.5, 3.8), title) as ax:
-        ax.plot([p["minutes"] for p in points], [100 * p["untouched_share"] for p in points], "o-", color=BLUE,
-                label="Dueling DQN (greedy)")
+        minutes = [p["minutes"] for p in points]
+        levels = sorted({lv for p in points for lv in p.get("per_level", {})}, key=int)
+        for lv in levels:
+            ax.plot([p["minutes"] for p in points if lv in p.get("per_level", {})],
+                    [100 * p["per_level"][lv]["untouched_share"] for p in points if lv in p.get("per_level", {})],
+                    "-", lw=0.8, alpha=0.35, color="#777777", label="each level" if lv == levels[0] else None)
+        ax.plot(minutes, [100 * p["untouched_share"] for p in points], "o-", color=BLUE,
+                label="Dueling DQN (greedy)" + (", level mix" if levels else ""))
+        if levels:
+            ax.plot(minutes, [100 * p.get("untouched_share_worst_level", p["untouched_share"]) for p in points],
+                    "s--", color="#c62828", ms=4, label="worst level")
         for i, (name, share) in enumerate(baselines.items()):
             ax.axhline(100 * share, ls="--", lw=1, color=("#999999", "#d86b3b", "#4caf50")[i % 3], label=name)
         ax.axhline(PAPER_UNTOUCHED, ls=":", lw=1, color="black", label=f"paper, real Melee ({PAPER_UNTOUCHED}%)")

@@ -2,9 +2,11 @@
 
 :class:`TrainingRun` starts a manager (its own process: it owns the device replay and the
 trainer), waits until it is ready, starts local worker processes, evaluates the newest model
-against CPU level ``env.cpu_level`` every ``train.eval_every_minutes`` (``eval/`` in
-TensorBoard), keeps the best periodically evaluated model (``train.keep_best``), scores it over
-``train.eval_episodes`` fresh episodes with noop and random beside it, and leaves in the run
+every ``train.eval_every_minutes`` against the levels it trains on (``env.cpu_levels``, else
+``env.cpu_level``; the same number of episodes at each; ``eval/`` in TensorBoard, with the worst
+level's share), keeps the best periodically evaluated model (``train.keep_best``: the best worst
+level, then the best mix), scores it over ``train.eval_episodes`` fresh episodes at every CPU
+level 1-9 with noop and random beside it, and leaves in the run
 folder ``model.safetensors``, ``model-last.safetensors``, ``eval.json``, ``learning_curve.png``,
 ``checkpoints/``, ``config.toml`` and ``config.json``, the TensorBoard run and the logs.
 
@@ -30,10 +32,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from melee_agent.config import Config, config_to_toml, default_run_dir
+from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels
 from melee_agent.files import atomic_write_bytes, atomic_write_json
 
 BASELINES = ("noop", "random")
+#: The final report plays every level, whatever the run trained against.
+REPORT_LEVELS = tuple(range(1, 10))
 
 
 class Evaluations:
@@ -47,17 +51,19 @@ class Evaluations:
         self.points: list[dict[str, Any]] = []
 
     def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
-            seed: int = 12_345, record: bool = True) -> dict[str, Any]:
-        """Evaluate the model in ``model_bytes`` (or a scripted ``policy``); ``record`` adds it to the curve."""
+            seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None) -> dict[str, Any]:
+        """Evaluate the model in ``model_bytes`` (or a scripted ``policy``) against ``levels``
+        (default: the run's), ``episodes`` spread evenly over them; ``record`` adds it to the curve."""
         import torch  # noqa: PLC0415
 
-        from melee_agent.envs import make_env  # noqa: PLC0415
+        from melee_agent.envs import make_eval_env  # noqa: PLC0415
         from melee_agent.evaluate import evaluate  # noqa: PLC0415
         from melee_agent.model import model_from_bytes  # noqa: PLC0415
         from melee_agent.policies import make_policy  # noqa: PLC0415
 
         cfg = self.cfg
-        env = make_env(cfg, num_envs=min(episodes, 200), device=self.device, seed=seed)
+        levels = levels or env_levels(cfg)
+        env, episodes = make_eval_env(cfg, episodes, levels, device=self.device, seed=seed, max_envs=200)
         if policy == "model":
             model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=self.device)
 
@@ -67,12 +73,16 @@ class Evaluations:
         else:
             pi, meta = make_policy(policy, cfg.env.action_set, self.device), {}
         r = evaluate(env, pi, episodes, progress=False)
-        r = {"policy": policy, "cpu_level": cfg.env.cpu_level, **r}
+        r = {"policy": policy, "cpu_level": levels[0] if len(levels) == 1 else list(levels), **r}
+        r.setdefault("untouched_share_worst_level", r["untouched_share"])
         if policy == "model":
             r.update(model_version=int(meta["version"]), train_step=int(meta["train_step"]), minutes=round(minutes, 2))
         if policy == "model" and record:
-            for k in ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "stocks_lost"):
+            for k in ("untouched_share", "untouched_share_worst_level", "mean_seconds_to_first_hit", "damage_taken",
+                      "stocks_lost"):
                 self.writer.add_scalar(f"eval/{k}", r[k], step)
+            for lv, v in r.get("per_level", {}).items():
+                self.writer.add_scalar(f"eval/untouched_share_level_{lv}", v["untouched_share"], step)
             self.writer.flush()
             self.points.append(r)
         return r
@@ -82,10 +92,11 @@ class Evaluations:
 
 
 def better(best: tuple[dict[str, Any], bytes] | None, r: dict[str, Any], data: bytes) -> tuple[dict[str, Any], bytes]:
-    """The better of two evaluated models: more untouched episodes, then a later first hit (ties: the newer)."""
+    """The better of two evaluated models: a better worst level, then more untouched episodes over the
+    mix, then a later first hit (ties: the newer)."""
     if best is None:
         return r, data
-    key = lambda x: (x["untouched_share"], x["mean_seconds_to_first_hit"])  # noqa: E731
+    key = lambda x: (x["untouched_share_worst_level"], x["untouched_share"], x["mean_seconds_to_first_hit"])  # noqa: E731
     return (r, data) if key(r) >= key(best[0]) else best
 
 
@@ -170,11 +181,12 @@ class TrainingRun:
                     data, _, _ = client.model(None)
                     r = evals.run(data, cfg.train.progress_eval_episodes, (now - t0) / 60, _status_steps(client))
                     best = better(best, r, data)
-                    last_eval = f"{r['untouched_share']:.0%} (v{r['model_version']})"
+                    last_eval = f"{r['untouched_share']:.0%}, worst level {r['untouched_share_worst_level']:.0%} " \
+                                f"(v{r['model_version']})"
                     if bar is None:
                         self.log(f"[{(now - t0) / 60:4.1f} min] model v{r['model_version']} (step {r['train_step']:,}): "
-                                 f"untouched {r['untouched_share']:.0%} of {r['episodes']} episodes vs level "
-                                 f"{cfg.env.cpu_level}")
+                                 f"untouched {r['untouched_share']:.0%} of {r['episodes']} episodes vs "
+                                 f"{_levels_text(env_levels(cfg))}{_per_level_text(r)}")
                     next_eval = now + cfg.train.eval_every_minutes * 60
                 if bar is not None:
                     st = client.status()
@@ -188,7 +200,7 @@ class TrainingRun:
 
     def _finish(self, evals: Evaluations, best: tuple[dict[str, Any], bytes] | None, data: bytes,
                 steps: int) -> dict[str, Any]:
-        """Keep a model, score it and the baselines, write eval.json and the learning curve."""
+        """Keep a model, score it and the baselines at every level, write eval.json and the learning curve."""
         from melee_agent.plots import learning_curve  # noqa: PLC0415
 
         cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
@@ -197,24 +209,58 @@ class TrainingRun:
         last = evals.run(data, cfg.train.progress_eval_episodes, minutes, steps)
         chosen, chosen_data = better(best, last, data) if cfg.train.keep_best else (last, data)
         atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
+        n = cfg.train.eval_episodes
         self.log(f"kept model v{chosen['model_version']} ({chosen['untouched_share']:.0%} in its {chosen['episodes']}-"
-                 f"episode check; the last, v{last['model_version']}, had {last['untouched_share']:.0%}); "
-                 f"evaluating it over {cfg.train.eval_episodes} new episodes...")
-        r = evals.run(chosen_data, cfg.train.eval_episodes, minutes, steps, seed=777, record=False)
-        baselines = {p: evals.run(b"", cfg.train.eval_episodes, minutes, 0, policy=p) for p in BASELINES}
+                 f"episode check, worst level {chosen['untouched_share_worst_level']:.0%}; the last, "
+                 f"v{last['model_version']}, had {last['untouched_share']:.0%}); evaluating it over {n} new "
+                 f"episodes at each CPU level 1-9...")
+        per = n * len(REPORT_LEVELS)
+        r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
+        baselines = {p: evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS) for p in BASELINES}
         final = {**r, "baselines": baselines, "run_dir": str(run_dir), "curve": evals.points,
-                 "kept": "last" if chosen is last else "best", "last_model_check": last}
+                 "kept": "last" if chosen is last else "best", "last_model_check": last,
+                 "trained_levels": list(env_levels(cfg))}
         atomic_write_json(run_dir / "eval.json", final)
-        learning_curve(evals.points, {f"{k} ({v['untouched_share']:.0%})": v["untouched_share"]
+        learning_curve(evals.points, {f"{k} ({v['untouched_share']:.0%}, levels 1-9)": v["untouched_share"]
                                       for k, v in baselines.items()},
-                       f"learning curve vs {cfg.env.env} CPU level {cfg.env.cpu_level}", run_dir / "learning_curve.png")
-        self.log(f"vs arena CPU level {cfg.env.cpu_level}, {cfg.train.eval_episodes} one-minute episodes each:")
-        for name, row in (("model", r), *baselines.items()):
-            self.log(f"  {name:6s} untouched {row['untouched_share']:6.1%}   mean seconds to first hit "
-                     f"{row['mean_seconds_to_first_hit']:5.1f}   damage taken {row['damage_taken']:5.1f}")
+                       f"learning curve vs {cfg.env.env} CPU {_levels_text(env_levels(cfg))}",
+                       run_dir / "learning_curve.png")
+        self.log(f"vs arena CPU, {n} one-minute episodes at each level (untouched for a minute; model's mean "
+                 f"seconds to first hit):")
+        self.log(level_table(r, baselines))
         self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
                  f"curve: {run_dir / 'learning_curve.png'}")
         return final
+
+
+def level_table(model: dict[str, Any], baselines: dict[str, dict[str, Any]]) -> str:
+    """The final report's table: one row per level, the model's and each baseline's untouched share."""
+    head = f"{'level':>5}  {'model':>7}  {'s to hit':>8}  " + "  ".join(f"{b:>7}" for b in baselines)
+    lines = [head, "-" * len(head)]
+    keys = list(model["per_level"]) + ["all"]
+    for lv in keys:
+        m = model if lv == "all" else model["per_level"][lv]
+        bs = [b if lv == "all" else b["per_level"][lv] for b in baselines.values()]
+        lines.append(f"{lv:>5}  {m['untouched_share']:>7.1%}  {m['mean_seconds_to_first_hit']:>8.2f}  "
+                     + "  ".join(f"{b['untouched_share']:>7.1%}" for b in bs))
+    lines.append(f"worst level: model {model['untouched_share_worst_level']:.1%}")
+    return "\n".join(lines)
+
+
+def _levels_text(levels: tuple[int, ...]) -> str:
+    if len(levels) == 1:
+        return f"level {levels[0]}"
+    if list(levels) == list(range(levels[0], levels[-1] + 1)):
+        return f"levels {levels[0]}-{levels[-1]}"
+    return "levels " + ",".join(map(str, levels))
+
+
+def _per_level_text(r: dict[str, Any]) -> str:
+    per = r.get("per_level")
+    if not per:
+        return ""
+    return " (per level " + " ".join(f"{v['untouched_share']:.0%}" for v in per.values()) + \
+        f"; worst {r['untouched_share_worst_level']:.0%})"
 
 
 def _status_steps(client: Any) -> int:

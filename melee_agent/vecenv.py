@@ -44,6 +44,7 @@ class StepInfo(NamedTuple):
     stocks_lost: torch.Tensor  # int64
     stocks_taken: torch.Tensor  # int64
     final_obs: torch.Tensor  # float32 [B, 27]: the state the macro ended in (the episode's last where done)
+    cpu_level: torch.Tensor  # int64: the CPU level the episode is played against (before any reset)
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):
@@ -56,7 +57,7 @@ class StepInfo(NamedTuple):
 
 def step_info(*, ready: Any, hit: Any, terminal: Any, truncated: Any, frames: Any, episode_frame: Any,
               episode_return: Any, damage_taken: Any, damage_dealt: Any, stocks_lost: Any, stocks_taken: Any,
-              final_obs: torch.Tensor) -> StepInfo:
+              final_obs: torch.Tensor, cpu_level: Any) -> StepInfo:
     """The one constructor of :class:`StepInfo`: tensors (or numbers, for B = 1) in, fixed dtypes out."""
     device = final_obs.device
 
@@ -67,7 +68,8 @@ def step_info(*, ready: Any, hit: Any, terminal: Any, truncated: Any, frames: An
     b, i, f = torch.bool, torch.long, torch.float32
     return StepInfo(as_(ready, b), as_(hit, b), as_(terminal, b), as_(truncated, b), as_(frames, i),
                     as_(episode_frame, i), as_(episode_return, f), as_(damage_taken, f), as_(damage_dealt, f),
-                    as_(stocks_lost, i), as_(stocks_taken, i), final_obs)
+                    as_(stocks_lost, i), as_(stocks_taken, i), final_obs,
+                    as_(cpu_level, i).expand(final_obs.shape[0]))
 
 
 StepResult = tuple[torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]  # (obs, reward, done, info)

@@ -95,18 +95,27 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
     run_dir = tmp_path / "run"
     proc = subprocess.run([*CLI, "train", "--config", "small", "--minutes", "0.4", "--run-dir", str(run_dir),
                            "--set", "train.eval_every_minutes=0.15", "--set", "train.progress_eval_episodes=4",
-                           "--set", "train.eval_episodes=6", "--set", "manager.burn_in=500", "--no-progress"],
+                           "--set", "train.eval_episodes=3", "--set", "manager.burn_in=500",
+                           "--set", "env.cpu_levels=[2, 9]", "--set", "env.max_frames=900", "--no-progress"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     result = json.loads((run_dir / "eval.json").read_text())
     for key in ("policy", "cpu_level", "episodes", "untouched_share", "mean_seconds_to_first_hit", "damage_taken",
                 "damage_dealt", "stocks_lost", "stocks_taken"):
         assert key in result
-    assert result["episodes"] == 6 and result["cpu_level"] == 9
+    # The final report plays every level 1-9, eval_episodes each, for the model and the baselines.
+    assert result["episodes"] == 27 and result["cpu_level"] == list(range(1, 10))
+    assert {k: v["episodes"] for k, v in result["per_level"].items()} == {str(lv): 3 for lv in range(1, 10)}
+    assert result["untouched_share_worst_level"] == min(v["untouched_share"] for v in result["per_level"].values())
     assert set(result["baselines"]) == {"noop", "random"}
+    assert result["baselines"]["noop"]["per_level"]["9"]["untouched_share"] == 0.0
+    assert result["trained_levels"] == [2, 9]
+    # Periodic checks play the trained levels, the same count at each.
+    assert all(set(p["per_level"]) == {"2", "9"} and p["episodes"] == 4 for p in result["curve"])
     assert (run_dir / "model.safetensors").stat().st_size > 100_000
     assert (run_dir / "model-last.safetensors").exists() and result["kept"] in ("best", "last")
     assert result["last_model_check"]["episodes"] == 4
     assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert any(t.startswith("eval/") for t in _scalar_tags(run_dir))
-    assert "untouched" in proc.stdout
+    tags = _scalar_tags(run_dir)
+    assert {"eval/untouched_share", "eval/untouched_share_worst_level", "eval/untouched_share_level_2"} <= tags
+    assert "untouched" in proc.stdout and "worst level" in proc.stdout

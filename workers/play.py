@@ -52,6 +52,7 @@ class SegmentStats:
     frames: int = 0
     steps: int = 0
     seconds: float = 0.0
+    per_level: dict[str, list[int]] = field(default_factory=dict)  # CPU level -> [episodes, untouched]
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,6 +113,10 @@ class SegmentPlayer:
                 stats.return_sum += float(info.episode_return[done].sum())
                 stats.length_sum += float(info.episode_frame[done].sum())
                 stats.untouched += int((done & ~info.hit).sum())
+                for lv, untouched in zip(info.cpu_level[done].tolist(), (~info.hit[done]).tolist()):
+                    counts = stats.per_level.setdefault(str(lv), [0, 0])
+                    counts[0] += 1
+                    counts[1] += int(untouched)
             stats.hits += int((info.hit & ready).sum())
             obs = nxt
             stats.steps += int(ready.sum())

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from melee_agent.arena.cpu_levels import LevelTensors
+from melee_agent.arena.cpu_levels import LevelMix, LevelTable
 from melee_agent.arena.layout import AGENT, CPU, E, P
 from melee_agent.arena.sim import game_frame
 from melee_agent.arena.tables import Tables
@@ -42,7 +42,8 @@ class FrameConsts:
     lengths: torch.Tensor  # [A]: frames in each action's sequence
     noop_index: int  # the action the untouchable reward pays for standing through
     tables: Tables
-    level: LevelTensors
+    levels: LevelTable  # every level's values; each environment reads its own
+    mix: LevelMix  # the levels drawn at each episode reset
     seed: torch.Tensor  # 0-d, so a compiled frame does not specialize (and recompile) on each seed
     spawn_x: torch.Tensor  # [2]: respawn spots (guess)
     untouchable: bool  # the reward: untouchable, else damage
@@ -78,7 +79,7 @@ def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, start: torch.Ten
     mf = torch.where(start, 0, mf)
     acc = tuple(torch.where(start, 0.0, a) for a in acc)
     ctrl = c.table[:, cur, mf]
-    damage, ko = game_frame(fields, env_fields, ctrl, c.tables, c.level, c.seed, c.spawn_x)
+    damage, ko = game_frame(fields, env_fields, ctrl, c.tables, c.levels, c.seed, c.spawn_x)
     mf = mf + 1
     out = frame_outcome(c.untouchable, agent_action=fields[P.ACT, AGENT], is_noop=cur == c.noop_index,
                         taken=damage[:, AGENT], dealt=damage[:, CPU], lost=ko[:, AGENT], took=ko[:, CPU],

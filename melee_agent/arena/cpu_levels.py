@@ -3,15 +3,24 @@
 Every number here is a design choice (a guess), shaped so that a random policy's untouched share
 falls level by level and level 9 is the relentless CPU the paper trained against.
 
+An arena may mix levels: each environment holds its own level (a column of its state), drawn
+again at every episode reset from a :class:`LevelMix`; :class:`LevelTable` turns the ``[B]``
+levels into ``[B]`` columns of values, so every environment's CPU plays its own level.
+
 Example::
 
     >>> CPU_LEVELS[9].reaction, CPU_LEVELS[1].punish
     (1, 0.0)
+    >>> mix = LevelMix.of([1, 9], [3.0, 1.0], torch.device("cpu"))
+    >>> mix.pick(torch.tensor([0.1, 0.74, 0.76]), torch.arange(3)).tolist()
+    [1.0, 1.0, 9.0]
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -51,7 +60,7 @@ SMART_FROM_LEVEL = 7
 
 @dataclass(frozen=True)
 class LevelTensors:
-    """One CPU level's values as 0-d float32 tensors on the arena's device (``smart`` is bool)."""
+    """CPU level values as float32 tensors, ``[B]`` (one per environment) or 0-d (``smart`` is bool)."""
 
     reaction: torch.Tensor
     aggression: torch.Tensor
@@ -62,9 +71,68 @@ class LevelTensors:
     rest: torch.Tensor
     smart: torch.Tensor
 
+
+
+def check_levels(levels: int | Sequence[int]) -> tuple[int, ...]:
+    """Levels as a tuple, each 1-9 (a clear error otherwise); one int is one level."""
+    out = (levels,) if isinstance(levels, (int, np.integer)) else tuple(levels)
+    if not out:
+        raise ValueError("cpu levels: the set of levels is empty")
+    for lv in out:
+        if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)) or lv not in CPU_LEVELS:
+            raise ValueError(f"cpu_level must be 1-9, got {lv!r}")
+    return tuple(int(lv) for lv in out)
+
+
+@dataclass(frozen=True)
+class LevelTable:
+    """Every level's values as ``[10]`` tensors indexed by level (index 0 unused), on one device."""
+
+    columns: dict[str, torch.Tensor]
+
     @classmethod
-    def of(cls, level: int, device: torch.device) -> LevelTensors:
-        if level not in CPU_LEVELS:
-            raise ValueError(f"cpu_level must be 1-9, got {level}")
-        values = {k: torch.tensor(float(v), device=device) for k, v in vars(CPU_LEVELS[level]).items()}
-        return cls(**values, smart=torch.tensor(level >= SMART_FROM_LEVEL, device=device))
+    def build(cls, device: torch.device) -> LevelTable:
+        rows = [CPU_LEVELS[1]] + [CPU_LEVELS[lv] for lv in range(1, 10)]
+        cols = {k: torch.tensor([float(getattr(r, k)) for r in rows], device=device) for k in vars(rows[0])}
+        cols["smart"] = torch.tensor([False] + [lv >= SMART_FROM_LEVEL for lv in range(1, 10)], device=device)
+        return cls(cols)
+
+    def at(self, level: torch.Tensor) -> LevelTensors:
+        """Each environment's level values, ``[B]`` each, from its level column (float 1-9)."""
+        idx = level.long()
+        return LevelTensors(**{k: v[idx] for k, v in self.columns.items()})
+
+
+@dataclass(frozen=True)
+class LevelMix:
+    """The levels an arena draws from at each episode reset, with their cumulative weights.
+
+    ``pick(u, env_id)`` maps a uniform draw ``u`` in ``[0, 1)`` to a level: level ``k`` where
+    ``cdf[k-1] <= u < cdf[k]``. One level always picks itself, whatever ``u``. A ``spread`` mix
+    ignores ``u``: environment ``i`` always plays ``levels[i % K]`` (equal episode counts per
+    level, for evaluation).
+    """
+
+    levels: torch.Tensor  # [K] float32
+    cdf: torch.Tensor  # [K] float32, cumulative normalized weights (the last is 1)
+    spread: bool = False
+
+    @classmethod
+    def of(cls, levels: int | Sequence[int], weights: Sequence[float] | None, device: torch.device,
+           spread: bool = False) -> LevelMix:
+        lv = check_levels(levels)
+        w = [1.0] * len(lv) if not weights else [float(x) for x in weights]
+        if len(w) != len(lv):
+            raise ValueError(f"level weights: {len(w)} weights for {len(lv)} levels {list(lv)}")
+        if any(not np.isfinite(x) or x < 0 for x in w) or sum(w) <= 0:
+            raise ValueError(f"level weights must be non-negative with a positive sum, got {w}")
+        cdf = np.cumsum(np.asarray(w, np.float64) / sum(w))
+        cdf[-1] = 1.0
+        return cls(torch.tensor(lv, dtype=torch.float32, device=device),
+                   torch.tensor(cdf, dtype=torch.float32, device=device), spread)
+
+    def pick(self, u: torch.Tensor, env_id: torch.Tensor) -> torch.Tensor:
+        if self.spread:
+            return self.levels[env_id.long() % self.levels.shape[0]]
+        k = torch.searchsorted(self.cdf, u.contiguous(), right=True).clamp(max=self.levels.shape[0] - 1)
+        return self.levels[k]

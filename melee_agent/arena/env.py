@@ -6,6 +6,13 @@ the remaining frames of the call. ``step_async`` lets each environment decide on
 (see :mod:`melee_agent.arena.async_step`). Finished episodes reset themselves. The arena is a
 :class:`~melee_agent.vecenv.VecEnv`.
 
+``cpu_level`` is one level (every environment plays it) or a set of levels: each environment
+then draws its CPU's level again at every episode reset (``level_weights``: optional relative
+weights, one per level), and ``info.cpu_level`` says which level each episode was played against.
+With ``spread_levels`` each environment keeps one level instead, environment ``i`` playing
+``cpu_level[i % K]`` (equal episode counts per level: how evaluations sample a mix).
+A one-level arena plays exactly the games it played before levels could mix.
+
 Example::
 
     >>> import torch
@@ -15,9 +22,14 @@ Example::
     >>> obs, reward, done, info = env.step(torch.zeros(4, dtype=torch.long))
     >>> info.frames.tolist(), info["hit"].dtype
     ([1, 1, 1, 1], torch.bool)
+    >>> mixed = Arena(num_envs=4, cpu_level=[1, 5, 9], seed=0)
+    >>> _ = mixed.reset(); mixed.cpu_levels.tolist()
+    [5, 5, 5, 1]
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 import torch
 
@@ -26,7 +38,7 @@ from melee_agent.arena import storage
 from melee_agent.arena.async_step import DEALT, FRAMES, HIT, LOST, REWARD, TAKEN, TOOK, FrameConsts, MacroProgress
 from melee_agent.arena.async_step import Totals, frame_async
 from melee_agent.arena.compiled import compiled
-from melee_agent.arena.cpu_levels import LevelTensors
+from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.layout import AGENT, CPU, E, P
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
@@ -35,15 +47,18 @@ from melee_agent.vecenv import StepResult, step_info
 
 
 class Arena:
-    def __init__(self, num_envs: int, cpu_level: int = 9, device: str | torch.device = "cpu", seed: int = 0,
-                 action_set: str = "untouchable", reward: str = "untouchable", max_frames: int = MAX_FRAMES,
-                 compile: bool = False):
+    def __init__(self, num_envs: int, cpu_level: int | Sequence[int] = 9, device: str | torch.device = "cpu",
+                 seed: int = 0, action_set: str = "untouchable", reward: str = "untouchable",
+                 max_frames: int = MAX_FRAMES, compile: bool = False, level_weights: Sequence[float] | None = None,
+                 spread_levels: bool = False):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
         self.device = torch.device(device)
-        level = LevelTensors.of(cpu_level, self.device)  # raises on a level outside 1-9
+        levels = check_levels(cpu_level)  # raises on a level outside 1-9
+        mix = LevelMix.of(levels, level_weights, self.device, spread=spread_levels)
         self.num_envs = num_envs
-        self.cpu_level = cpu_level
+        #: The one level every environment plays (an int), or the set drawn from (a tuple).
+        self.cpu_level: int | tuple[int, ...] = levels[0] if isinstance(cpu_level, int) else levels
         self.seed = int(seed)
         self.compiled = bool(compile)
         self._frame_async = compiled(frame_async) if compile else frame_async
@@ -59,7 +74,8 @@ class Arena:
         self._consts = FrameConsts(
             # [button, action, frame]: a frame's controller state is one row per button (contiguous).
             table=torch.as_tensor(aset.table, device=self.device).permute(2, 0, 1).contiguous(),
-            lengths=self._lengths, noop_index=self.noop_index, tables=self.T, level=level,
+            lengths=self._lengths, noop_index=self.noop_index, tables=self.T,
+            levels=LevelTable.build(self.device), mix=mix,
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames)
@@ -72,8 +88,14 @@ class Arena:
         self.En = self._env_fields.t()
         self.En[:, E.ENV_ID] = torch.arange(num_envs, device=self.device, dtype=torch.float32)
         self.En[:, E.EPISODE] = -1
+        self.En[:, E.LEVEL] = float(levels[0])
         self._all = torch.ones(num_envs, dtype=torch.bool, device=self.device)
         self._macro = MacroProgress.fresh(num_envs, self.device)
+
+    @property
+    def cpu_levels(self) -> torch.Tensor:
+        """``[B]`` int64: the CPU level each environment's current episode is played against."""
+        return self.En[:, E.LEVEL].long()
 
     # --- state ---
     def observe(self, previous_action: torch.Tensor | None = None) -> torch.Tensor:
@@ -94,7 +116,7 @@ class Arena:
         return out
 
     def reset(self) -> torch.Tensor:
-        storage.reset_envs(self._fields, self._env_fields, self._all, self._consts.seed)
+        storage.reset_envs(self._fields, self._env_fields, self._all, self._consts.seed, self._consts.mix)
         self._macro = MacroProgress.fresh(self.num_envs, self.device)  # every environment chooses next
         return self.observe()
 
@@ -114,11 +136,11 @@ class Arena:
     def _finish(self, ready: torch.Tensor, done: torch.Tensor, action: torch.Tensor, acc: Totals,
                 terminal: torch.Tensor, truncated: torch.Tensor) -> StepResult:
         out = self._finish_decision(self._fields, self._env_fields, ready, done, action.float(), acc[REWARD], self.T,
-                                    self.num_actions, self._consts.seed, self.compiled)
+                                    self.num_actions, self._consts.seed, self._consts.mix, self.compiled)
         info = step_info(ready=ready, hit=acc[HIT] > 0, terminal=terminal, truncated=truncated, frames=acc[FRAMES],
                          episode_frame=out["episode_frame"], episode_return=out["episode_return"],
                          damage_taken=acc[TAKEN], damage_dealt=acc[DEALT], stocks_lost=acc[LOST],
-                         stocks_taken=acc[TOOK], final_obs=out["final"])
+                         stocks_taken=acc[TOOK], final_obs=out["final"], cpu_level=out["cpu_level"])
         return out["next"], acc[REWARD], done, info
 
     @torch.inference_mode()

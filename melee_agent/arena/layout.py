@@ -42,7 +42,8 @@ class E:
     CPU_CD = 4  # frames before the CPU may start another attack
     ENV_ID = 5  # the environment's index (its own random stream)
     EP_RETURN = 6  # the episode's return so far
-    N = 7
+    LEVEL = 7  # the CPU level (1-9) of the current episode, drawn at each reset
+    N = 8
 
 
 AGENT, CPU = 0, 1

@@ -14,7 +14,7 @@ from melee.enums import Action
 
 from melee_agent.actions import COL
 from melee_agent.arena import data as d
-from melee_agent.arena.cpu_levels import LevelTensors
+from melee_agent.arena.cpu_levels import LevelTable, LevelTensors
 from melee_agent.arena.draws import CpuDraws
 from melee_agent.arena.fields import Fields
 from melee_agent.arena.layout import AGENT, CPU, E, P
@@ -421,11 +421,12 @@ def _blast_zones(S: torch.Tensor, spawn_x: torch.Tensor) -> torch.Tensor:
 
 
 def game_frame(fields: torch.Tensor, env_fields: torch.Tensor, ctrl: torch.Tensor, T: Tables,
-               level: LevelTensors, seed: int | torch.Tensor, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+               levels: LevelTable, seed: int | torch.Tensor, spawn_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Advance every environment one frame. Returns (damage [B, 2] taken by agent/cpu, KOs [B, 2]).
 
     ``fields`` is the player storage ``[len(P), 2, B]`` and ``env_fields`` the
     per-environment storage ``[>= len(E), B]``; both are updated in place, once, at the end.
+    Each environment's CPU plays the level in its ``E.LEVEL`` column (values from ``levels``).
     """
     S, En = Fields.load_players(fields), Fields.load(env_fields)
     S[..., P.AF] = S[..., P.AF] + 1
@@ -436,6 +437,7 @@ def game_frame(fields: torch.Tensor, env_fields: torch.Tensor, ctrl: torch.Tenso
     En[:, E.EP_FRAME] = En[:, E.EP_FRAME] + 1
     _end_timed_actions(S, T)
     _agent_control(S, ctrl)
+    level = levels.at(En[:, E.LEVEL])
     _cpu_control(S, En, T, level, CpuDraws.draw(En[:, E.ENV_ID], En[:, E.TICK], seed, NUM_MARTH_MOVES))
     _physics(S, T)
     _ledge_catch(S)

@@ -11,6 +11,7 @@ import torch
 from melee.enums import Action
 
 from melee_agent.arena import data as d
+from melee_agent.arena.cpu_levels import LevelMix
 from melee_agent.arena.draws import ResetDraws
 from melee_agent.arena.layout import AGENT, CPU, E, P
 from melee_agent.arena.sim import NO_MOVE, intangible
@@ -24,11 +25,13 @@ RAW_COLUMNS = {"position_x": P.X, "position_y": P.Y, "speed_x": P.VX, "speed_y":
                "hitstun_frames_left": P.STUN, "percent": P.PCT, "action_frame": P.AF}
 
 
-def reset_envs(fields: torch.Tensor, env_fields: torch.Tensor, mask: torch.Tensor, seed: torch.Tensor) -> None:
-    """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%."""
+def reset_envs(fields: torch.Tensor, env_fields: torch.Tensor, mask: torch.Tensor, seed: torch.Tensor,
+               mix: LevelMix) -> None:
+    """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%, a CPU level from ``mix``."""
     En = env_fields
     En[E.EPISODE] = torch.where(mask, En[E.EPISODE] + 1, En[E.EPISODE])
     u = ResetDraws.draw(En[E.ENV_ID], En[E.EPISODE], seed)
+    En[E.LEVEL] = torch.where(mask, mix.pick(u.level, En[E.ENV_ID]), En[E.LEVEL])
     fresh = torch.zeros_like(fields)
     ax = -60.0 + 120.0 * u.agent_x
     side = torch.where(ax > 0, -1.0, 1.0)
@@ -61,21 +64,22 @@ def observe(fields: torch.Tensor, previous_action: torch.Tensor, T: Tables, num_
 
 def finish_decision(fields: torch.Tensor, env_fields: torch.Tensor, ready: torch.Tensor, done: torch.Tensor,
                     action: torch.Tensor, reward: torch.Tensor, T: Tables, num_actions: int, seed: torch.Tensor,
-                    compiled: bool) -> dict[str, torch.Tensor]:
+                    mix: LevelMix, compiled: bool) -> dict[str, torch.Tensor]:
     """Close the decisions of the ``ready`` environments and reset the ``done`` ones.
 
     Returns the observation after the decision (``final``), the one the next decision sees
     (``next``: a fresh episode's where ``done``), and the episode's frame count and return
-    before any reset. ``compiled`` resets through masks without asking whether any
+    before any reset, and the CPU level it was played against. ``compiled`` resets through masks without asking whether any
     environment is done (no host sync, which would split the graph).
     """
     En = env_fields
     En[E.PREV_ACTION] = torch.where(ready, action, En[E.PREV_ACTION])
     En[E.EP_RETURN] = En[E.EP_RETURN] + torch.where(ready, reward, 0.0)
     final = observe(fields, En[E.PREV_ACTION], T, num_actions)
-    out = {"final": final, "episode_frame": En[E.EP_FRAME].clone(), "episode_return": En[E.EP_RETURN].clone()}
+    out = {"final": final, "episode_frame": En[E.EP_FRAME].clone(), "episode_return": En[E.EP_RETURN].clone(),
+           "cpu_level": En[E.LEVEL].clone()}
     if compiled or bool(done.any()):
-        reset_envs(fields, env_fields, done, seed)
+        reset_envs(fields, env_fields, done, seed, mix)
         fresh = observe(fields, En[E.PREV_ACTION], T, num_actions)
         final = torch.where(done.unsqueeze(1), fresh, final)
     out["next"] = final

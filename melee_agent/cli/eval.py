@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from melee_agent.config import Config
+from melee_agent.config import Config, env_levels
 from melee_agent.files import atomic_write_json
-from melee_agent.envs import ENVS, make_env
+from melee_agent.envs import ENVS, make_env, make_eval_env
 from melee_agent.evaluate import evaluate
 from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate a policy against the built-in CPU (arena or Dolphin)")
     add_common(p)
     p.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
-    p.add_argument("--cpu-level", default=None, help="CPU level 1-9, or 'all' (default: the config's, 9)")
+    p.add_argument("--cpu-level", default=None,
+                   help="CPU level 1-9, a comma list, or 'all' (default: the config's env.cpu_levels, else env.cpu_level)")
     p.add_argument("--episodes", type=int, default=100, help="episodes per level (default: %(default)s)")
     p.add_argument("--policy", default="random",
                    help="MODEL.safetensors, or a scripted policy: noop, random, dodger (default: %(default)s)")
@@ -41,9 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_levels(text: str | None, default: int) -> list[int]:
+def parse_levels(text: str | None, default: tuple[int, ...]) -> list[int]:
+    """``--cpu-level``: one level, a comma list, or 'all'; none: the config's level(s). Repeats are dropped."""
     if text is None:
-        return [default]
+        return list(default)
     if text == "all":
         return list(range(1, 10))
     try:
@@ -53,16 +55,27 @@ def parse_levels(text: str | None, default: int) -> list[int]:
     bad = [lv for lv in levels if not 1 <= lv <= 9]
     if bad:
         raise ValueError(f"--cpu-level must be between 1 and 9; got {bad[0]}")
-    return levels
+    return list(dict.fromkeys(levels))
 
 
 def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: int, envs: int | None = None,
                     device: str = "cpu", seed: int = 1, progress: bool = True) -> list[dict[str, Any]]:
-    """Evaluate one policy at each level; returns one result dict per level (DESIGN.md keys)."""
+    """Evaluate one policy at each level; returns one result dict per level (DESIGN.md keys).
+
+    On the arena, several levels play side by side in one spread arena (environment ``i`` plays
+    ``levels[i % K]``, one episode each; ``envs`` is ignored); Dolphin plays them one after another.
+    """
     if episodes <= 0:
         raise ValueError(f"--episodes must be positive, got {episodes}")
-    n_envs = 1 if cfg.env.env == "dolphin" else (envs or min(episodes, 256))
     policy = make_policy(policy_spec, cfg.env.action_set, device=device, seed=seed)
+    if cfg.env.env == "arena" and len(levels) > 1:
+        env, n = make_eval_env(cfg, episodes * len(levels), tuple(levels), device=device, seed=seed)
+        t0 = time.perf_counter()
+        r = evaluate(env, policy, n, progress=progress, desc=f"levels {levels[0]}-{levels[-1]}")
+        seconds = round(time.perf_counter() - t0, 2)
+        return [{"policy": policy_spec, "env": cfg.env.env, "cpu_level": lv, **r["per_level"][str(lv)],
+                 "seconds": seconds} for lv in levels]
+    n_envs = 1 if cfg.env.env == "dolphin" else (envs or min(episodes, 256))
     results = []
     for level in levels:
         env = make_env(cfg, num_envs=n_envs, device=device, seed=seed, cpu_level=level)
@@ -93,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"env.env={args.env}")
     args.set = overrides
     cfg = config_from_args(args)
-    levels = parse_levels(args.cpu_level, cfg.env.cpu_level)
+    levels = parse_levels(args.cpu_level, env_levels(cfg))
     rows = evaluate_levels(cfg, args.policy, levels, args.episodes, args.envs, args.device, args.seed,
                            progress=not args.no_progress and sys.stderr.isatty())
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} one-minute episodes per level")
@@ -102,9 +115,11 @@ def run(args: argparse.Namespace) -> int:
         out: dict[str, Any] = rows[0]
     else:
         n = sum(r["episodes"] for r in rows)
-        out = {"policy": args.policy, "env": cfg.env.env, "cpu_level": args.cpu_level, "episodes": n,
-               **{k: sum(r[k] * r["episodes"] for r in rows) / n for k in METRICS}, "levels": rows}
-    if args.cpu_level == "all" or len(rows) > 1:
+        out = {"policy": args.policy, "env": cfg.env.env, "cpu_level": levels, "episodes": n,
+               **{k: sum(r[k] * r["episodes"] for r in rows) / n for k in METRICS}, "levels": rows,
+               "per_level": {str(r["cpu_level"]): r for r in rows},
+               "untouched_share_worst_level": min(r["untouched_share"] for r in rows)}
+    if len(rows) > 1:
         plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else "eval-levels.png")
         per_level_bars(rows, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level", plot)
         out["plot"] = plot

@@ -112,7 +112,7 @@ class DolphinEnv:
                          frames=played, episode_frame=self.rules.episode_frame,
                          episode_return=self.rules.episode_return, damage_taken=total.damage_taken,
                          damage_dealt=total.damage_dealt, stocks_lost=total.stocks_lost,
-                         stocks_taken=total.stocks_taken, final_obs=final_obs)
+                         stocks_taken=total.stocks_taken, final_obs=final_obs, cpu_level=self.cpu_level)
         if done:
             # The next episode starts on the next frame: of this game, or of the new one.
             if new_game is not None:
