@@ -61,6 +61,8 @@ class Board:
     def learner(self, m: dict[str, Any], step: int) -> None:
         self.scalars({"loss/td": m["loss"], "loss/grad_norm": m["grad_norm"], "q/mean": m["q_mean"],
                       "q/td_abs": m["td_abs"]}, step)
+        # A prioritized replay's figures: replay/priority_mean, priority_max, weight_min, beta.
+        self.scalars({f"replay/{k[7:]}": v for k, v in m.items() if k.startswith("replay_")}, step)
 
     def episodes(self, stats: dict[str, Any], step: int) -> None:
         n = int(stats.get("episodes", 0) or 0)

@@ -91,7 +91,8 @@ class Trainer:
                                                                 alpha=rc.alpha, beta=rc.beta)
         else:
             self.replay = DeviceReplay(rc.capacity, self.device, rc.block_size)
-        self.learner = Learner.from_config(self.replay, self.num_actions, self.device, cfg.learner)
+        self.learner = Learner.from_config(self.replay, self.num_actions, self.device, cfg.learner,
+                                           beta_steps=rc.beta_steps if rc.prioritized else 0)
         self.queue: queue.Queue[Experience] = queue.Queue(maxsize=cfg.manager.queue_batches)
         self.rows_ingested = 0  # written into the replay
         self.version = 0

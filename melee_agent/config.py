@@ -40,7 +40,8 @@ class ReplayConfig:
     block_size: int = 2_000
     prioritized: bool = False
     alpha: float = 0.6
-    beta: float = 0.4
+    beta: float = 0.4  # the importance-weight exponent at the start, annealed to 1 over beta_steps
+    beta_steps: int = 100_000  # train steps (0: beta stays put)
 
 
 @dataclass

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 
 from melee_agent.config import LearnerConfig
 from melee_agent.model import DuelingDQN
-from melee_agent.replay import Replay, ReplayBatch
+from melee_agent.replay import Replay, ReplayBatch, annealed_beta
 from melee_agent.state import STATE_DIM
 
 METRIC_NAMES = ("loss", "q_mean", "td_abs", "grad_norm")
@@ -61,7 +61,10 @@ class Learner:
     samples ``batch_size`` rows, takes one Adam step on the weighted Huber loss with the
     gradient norm clipped to ``grad_clip``, copies online to target every ``target_sync`` steps,
     and returns averaged metrics every ``metrics_every`` steps (``None`` otherwise). With a
-    :class:`~melee_agent.replay.PrioritizedDeviceReplay` it writes ``|TD error|`` back as priorities.
+    :class:`~melee_agent.replay.PrioritizedDeviceReplay` it writes ``|TD error|`` back as priorities,
+    anneals the replay's importance exponent from its ``beta`` to 1 over ``beta_steps`` train
+    steps, and adds the replay's ``stats()`` (``priority_mean``, ``priority_max``, ``weight_min``,
+    ``beta``) to the metrics.
 
     Example::
 
@@ -86,6 +89,7 @@ class Learner:
         metrics_every: int = 100,
         huber_delta: float = 1.0,
         model: DuelingDQN | None = None,
+        beta_steps: int = 0,
     ):
         self.replay = replay
         self.device = torch.device(device)
@@ -103,19 +107,23 @@ class Learner:
         self.target = copy.deepcopy(self.online).requires_grad_(False)
         self.optimizer = _adam(self.online.parameters(), lr)
         self.train_steps = 0
+        self.beta_steps = beta_steps
+        self._beta0 = float(getattr(replay, "beta", 1.0))
         self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
         self._acc_steps = 0
 
     @classmethod
     def from_config(cls, replay: Replay, num_actions: int, device: str | torch.device, cfg: LearnerConfig,
-                    model: DuelingDQN | None = None) -> "Learner":
+                    model: DuelingDQN | None = None, beta_steps: int = 0) -> "Learner":
         return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
                    grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,
-                   huber_delta=cfg.huber_delta, model=model)
+                   huber_delta=cfg.huber_delta, model=model, beta_steps=beta_steps)
 
     def step(self, batch: ReplayBatch | None = None) -> dict[str, float] | None:
         """One train step on a sampled batch; returns averaged metrics every ``metrics_every`` steps."""
         if batch is None:
+            if self.replay.prioritized and self.beta_steps > 0:
+                self.replay.beta = annealed_beta(self._beta0, self.beta_steps, self.train_steps)
             batch = self.replay.sample(self.batch_size)
         q = self.online(batch.obs).gather(1, batch.action.unsqueeze(1)).squeeze(1)
         with torch.no_grad():
@@ -149,6 +157,8 @@ class Learner:
         self._acc_steps = 0
         out = dict(zip(METRIC_NAMES, values))
         out["train_steps"] = float(self.train_steps)
+        if self.replay.prioritized:
+            out.update({f"replay_{k}": v for k, v in self.replay.stats().items()})
         return out
 
     def sync_target(self) -> None:

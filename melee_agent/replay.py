@@ -13,8 +13,9 @@ The device replay is split the TorchRL way into three small parts, each testable
   ``storage[idx]`` with no host round trip.
 
 :class:`DeviceReplay` composes them; :class:`PrioritizedDeviceReplay` swaps the sampler for a
-device-resident float64 sum tree (``P(i) = p_i^alpha / sum_k p_k^alpha``, importance weight
-``w_i = (N P(i))^-beta / max_j w_j``); :class:`HostReplay` is the paper's in-RAM baseline.
+device-resident float64 two-level sum tree (:class:`BlockSumTree`; ``P(i) = p_i^alpha / sum_k
+p_k^alpha``, importance weight ``w_i = (N P(i))^-beta / max_j w_j`` over the batch);
+:class:`HostReplay` is the paper's in-RAM baseline.
 
 Example::
 
@@ -39,7 +40,7 @@ import torch
 from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
 
 __all__ = ["ROW_WIDTH", "Replay", "ReplayBatch", "DeviceStorage", "StagingWriter", "UniformSampler", "DeviceReplay",
-           "SumTree", "PrioritizedDeviceReplay", "HostReplay"]
+           "BlockSumTree", "PrioritizedDeviceReplay", "HostReplay", "annealed_beta"]
 
 
 class ReplayBatch:
@@ -306,39 +307,78 @@ class DeviceReplay:
         return self.storage.nbytes() + self.writer.nbytes()
 
 
-class SumTree:
-    """A float64 sum tree on a device; leaf ``i`` holds priority ``p_i``, each parent its children's sum.
+class BlockSumTree:
+    """Priorities in two levels on a device, float64: leaves ``[K, S]`` and their block sums ``[K]``.
 
-    Updates and prefix-sum searches are vectorized over a whole batch (one op per tree level).
+    A sum tree of depth two. Sampling mass ``m`` (``0 <= m < total``) finds its block with one
+    ``searchsorted`` over the cumulative block sums, then its leaf with one ``searchsorted`` over
+    the cumulative sums inside that block::
+
+        c_k   = sum_{k' <= k} s_k'            (s_k = sum_j p_{k, j}: the block sums)
+        k(m)  = min{k : c_k > m},   r = m - (c_k - s_k)
+        j(m)  = min{j : sum_{j' <= j} p_{k, j'} > r},   leaf = k S + j
+
+    so a batch costs the same dozen tensor ops whatever the capacity (a binary tree pays one op per
+    level, 20 at a million rows); the work is ``O(K + B S)`` elements, which ``S = 128`` keeps small
+    at a million rows. ``set`` writes leaves and recomputes the sums of the blocks it touched from
+    the leaves (not by adding differences), so repeated indices in one update and float rounding
+    never make a block sum disagree with its leaves. Leaves of zero are never found.
+
+    Example::
+
+        >>> t = BlockSumTree(6, torch.device("cpu"), block=4)
+        >>> t.set(torch.arange(6), torch.tensor([1.0, 0.0, 2.0, 3.0, 4.0, 0.0]))
+        >>> float(t.total()), t.find(torch.tensor([0.5, 1.0, 5.99, 6.0, 9.99], dtype=torch.float64)).tolist()
+        (10.0, [0, 2, 3, 4, 4])
     """
 
-    def __init__(self, capacity: int, device: torch.device):
-        self.leaves = 1 << max(0, (capacity - 1).bit_length())
-        self.depth = self.leaves.bit_length() - 1
-        self.tree = torch.zeros(2 * self.leaves, dtype=torch.float64, device=device)
+    def __init__(self, capacity: int, device: torch.device, block: int = 128):
+        self.block = int(block)
+        self.num_blocks = max(1, -(-int(capacity) // self.block))
+        self.leaves = torch.zeros(self.num_blocks, self.block, dtype=torch.float64, device=device)
+        self.sums = torch.zeros(self.num_blocks, dtype=torch.float64, device=device)
+        self._flat = self.leaves.view(-1)
 
-    def set(self, idx: torch.Tensor, value: torch.Tensor) -> None:
-        node = idx + self.leaves
-        self.tree[node] = value.to(torch.float64)
-        for _ in range(self.depth):
-            node = torch.div(node, 2, rounding_mode="floor")
-            self.tree[node] = self.tree[2 * node] + self.tree[2 * node + 1]
+    def set(self, idx: torch.Tensor, value: torch.Tensor, compact: bool = False) -> None:
+        """Leaves ``idx`` get ``value``; ``compact`` (for long sorted runs such as FIFO writes) sums
+        each touched block once, at the cost of a host sync on CUDA (never used in a train step)."""
+        self._flat[idx] = value.to(torch.float64)
+        blocks = torch.div(idx, self.block, rounding_mode="floor")
+        if compact:
+            blocks = torch.unique_consecutive(blocks)
+        self.sums[blocks] = self.leaves[blocks].sum(1)
 
     def total(self) -> torch.Tensor:
-        return self.tree[1]
+        return self.sums.sum()
 
-    def find(self, mass: torch.Tensor) -> torch.Tensor:
-        """Leaf indices where the running sum first exceeds ``mass`` (``[B]`` float64)."""
-        node = torch.ones_like(mass, dtype=torch.long)
-        for _ in range(self.depth):
-            left = self.tree[2 * node]
-            right = mass >= left
-            mass = mass - left * right
-            node = 2 * node + right.long()
-        return node - self.leaves
+    def find(self, mass: torch.Tensor, cumulative: torch.Tensor | None = None, limit: int | None = None) -> torch.Tensor:
+        """Leaf indices where the running sum first exceeds ``mass`` (``[B]`` float64, below the total).
+
+        ``cumulative``: the block sums' cumsum, where the caller has it already. A mass that float
+        rounding puts past its block's last leaf lands on the next leaf, clamped to ``limit``
+        (default: the last leaf).
+        """
+        c = self.sums.cumsum(0) if cumulative is None else cumulative
+        k = torch.searchsorted(c, mass, right=True).clamp_(max=self.num_blocks - 1)
+        r = mass - (c - self.sums)[k]  # the mass left inside block k
+        inside = self.leaves[k].cumsum(1)  # [B, S]
+        j = torch.searchsorted(inside, r.unsqueeze(1), right=True).squeeze(1)
+        return j.add_(k, alpha=self.block).clamp_(max=self._flat.shape[0] - 1 if limit is None else limit)
 
     def get(self, idx: torch.Tensor) -> torch.Tensor:
-        return self.tree[idx + self.leaves]
+        return self._flat[idx]
+
+
+def annealed_beta(beta: float, steps: int, step: int) -> float:
+    """The importance-weight exponent after ``step`` train steps (Schaul et al. 2016): linear from
+    ``beta`` to 1 over ``steps`` steps, 1 after that; ``steps <= 0`` keeps ``beta``.
+
+    >>> annealed_beta(0.4, 100, 0), annealed_beta(0.4, 100, 50), annealed_beta(0.4, 100, 500)
+    (0.4, 0.7, 1.0)
+    """
+    if steps <= 0:
+        return beta
+    return beta + (1.0 - beta) * min(1.0, step / steps)
 
 
 class PrioritizedDeviceReplay(DeviceReplay):
@@ -353,8 +393,10 @@ class PrioritizedDeviceReplay(DeviceReplay):
     def __init__(self, capacity: int, device: str | torch.device = "cpu", block_size: int = 2000,
                  alpha: float = 0.6, beta: float = 0.4, seed: int | None = None, eps: float = 1e-6):
         super().__init__(capacity, device, block_size, seed)
-        self.alpha, self.beta, self.eps = alpha, beta, eps
-        self.tree = SumTree(self.capacity, self.device)
+        self.alpha, self.beta, self.eps = alpha, beta, eps  # beta may be changed between samples (annealing)
+        self.tree = BlockSumTree(self.capacity, self.device)
+        self._weight_min = torch.ones((), device=self.device)  # the smallest importance weight since last read
+        self._strata_cache: dict[int, torch.Tensor] = {}
         # The largest priority seen, kept on the device so update_priorities never reads back.
         self._max_priority = torch.ones((), dtype=torch.float64, device=self.device)
         self._pending: list[np.ndarray] = []  # initial priorities of staged rows, in order (NaN: use the max)
@@ -389,19 +431,46 @@ class PrioritizedDeviceReplay(DeviceReplay):
         self._pending = [rest] if rest.size else []
         p = torch.from_numpy(np.ascontiguousarray(p[consumed - idx.shape[0]:])).to(self.device)
         p = torch.where(torch.isnan(p), self._max_priority, p)
-        self.tree.set(idx, (p + self.eps) ** self.alpha)
+        self.tree.set(idx, (p + self.eps) ** self.alpha, compact=True)
 
     def sample(self, batch_size: int) -> ReplayBatch:
+        """Stratified proportional sampling: draw ``i`` falls in slice ``[i, i + 1) * total / B`` of the mass."""
+        idx, weight = self.sample_indices(batch_size)
+        return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
+
+    def sample_indices(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The sampler alone: ``(idx, weight)`` on the device, no rows gathered.
+
+        ``w_i = (N P(i))^-beta / max_j w_j`` reduces to ``(p_i / min_j p_j)^-beta`` over the batch,
+        so neither ``N`` nor the total is needed. A few tensor ops, whatever the capacity.
+        """
         if len(self) == 0:
             raise ValueError("cannot sample from an empty replay (flush staged rows first)")
-        total = self.tree.total()
+        c = self.tree.sums.cumsum(0)
         u = torch.rand(batch_size, dtype=torch.float64, device=self.device, generator=self.sampler.generator)
-        mass = (torch.arange(batch_size, device=self.device, dtype=torch.float64) + u) * (total / batch_size)
-        idx = self.tree.find(mass).clamp_(max=len(self) - 1)
-        prob = self.tree.get(idx) / total
-        weight = (len(self) * prob).clamp_min(1e-12) ** (-self.beta)
-        weight = (weight / weight.max()).to(torch.float32)
-        return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
+        # (1 - 1e-9): keep every mass below the total, whatever the rounding.
+        mass = u.mul_(1.0 - 1e-9).add_(self._strata(batch_size)).mul_(c[-1] / batch_size)
+        idx = self.tree.find(mass, cumulative=c, limit=len(self) - 1)
+        p = self.tree.get(idx).clamp_min_(1e-300)
+        weight = (p / p.min()).pow_(-self.beta).float()
+        torch.minimum(self._weight_min, weight.min(), out=self._weight_min)
+        return idx, weight
+
+    def _strata(self, batch_size: int) -> torch.Tensor:
+        s = self._strata_cache.get(batch_size)
+        if s is None:
+            s = self._strata_cache[batch_size] = torch.arange(batch_size, device=self.device, dtype=torch.float64)
+        return s
+
+    def stats(self) -> dict[str, float]:
+        """``replay/`` figures for TensorBoard (one host read each; call every few hundred steps):
+        the mean and largest priority stored, the smallest importance weight since the last call, beta."""
+        n = len(self)
+        stored = self.tree.get(torch.arange(n, device=self.device)) if n else torch.zeros(1, dtype=torch.float64)
+        out = {"priority_mean": float((stored ** (1.0 / self.alpha) - self.eps).clamp_min(0).mean()),
+               "priority_max": self.max_priority, "weight_min": float(self._weight_min), "beta": float(self.beta)}
+        self._weight_min.fill_(1.0)
+        return out
 
     def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
         """Set new priorities (e.g. ``|TD error|``) for sampled rows; stays on the device."""

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from melee_agent.replay import (ROW_WIDTH, DeviceReplay, DeviceStorage, HostReplay,
-                                PrioritizedDeviceReplay, StagingWriter, SumTree, UniformSampler)
+                                PrioritizedDeviceReplay, StagingWriter, BlockSumTree, UniformSampler)
 
 
 def numbered(n: int, start: int = 0) -> np.ndarray:
@@ -106,7 +106,7 @@ def test_parts_work_alone():
 
 
 def test_sum_tree_prefix_search():
-    t = SumTree(5, torch.device("cpu"))
+    t = BlockSumTree(5, torch.device("cpu"), block=2)
     t.set(torch.arange(5), torch.tensor([1.0, 0.0, 2.0, 3.0, 4.0]))
     assert float(t.total()) == 10.0
     found = t.find(torch.tensor([0.0, 0.99, 1.0, 2.99, 3.0, 5.99, 6.0, 9.99], dtype=torch.float64))

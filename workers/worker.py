@@ -3,7 +3,9 @@
 One loop, as in the paper and Ape-X: the model is fixed for a whole segment (default two minutes
 of game time per environment), then the newest one is fetched (a 304 when nothing changed).
 Rows go up in batches of ``worker.upload_rows``; the segment's episode statistics ride on the
-last batch so the manager counts each episode once.
+last batch so the manager counts each episode once. Where the run's replay is prioritized
+(``replay.prioritized``), each batch carries the rows' initial priorities, their absolute TD
+errors under the worker's model (:mod:`~melee_agent.workers.priorities`).
 
 Nothing is lost to a manager that is away: every batch goes through the on-disk
 :class:`~melee_agent.workers.spool.Spool` (numbered by ``batch_seq``, sent oldest first, deleted on
@@ -31,6 +33,7 @@ from melee_agent.dolphin import DolphinEnv  # light: libmelee is imported only w
 from melee_agent.envs import make_env
 from melee_agent.model import model_from_bytes
 from melee_agent.wire import encode_experience
+from melee_agent.workers.priorities import td_priorities
 from melee_agent.workers.backoff import Backoff
 from melee_agent.workers.client import ManagerClient, ManagerError, ManagerRefused, ManagerUnavailable
 from melee_agent.workers.spool import Spool
@@ -129,13 +132,16 @@ class Worker:
     def upload(self, rows: torch.Tensor, stats: dict[str, Any]) -> None:
         """Spool the rows as batches (numbered in order), then send what the manager will take now."""
         arr = rows.detach().to("cpu").numpy()
+        # One forward pass for the whole segment's rows (Ape-X: actors rank their own experience).
+        priority = td_priorities(self.model, rows).cpu().numpy() if self.cfg.replay.prioritized else None
         step = self.cfg.worker.upload_rows
         for start in range(0, arr.shape[0], step):
             last = start + step >= arr.shape[0]
             chunk = arr[start:start + step]
             seq = self.identity.next_seq
             payload = encode_experience(chunk, action_set=self.cfg.env.action_set, worker_id=self.worker_id,
-                                        batch_seq=seq, model_version=self.version, stats=stats if last else None)
+                                        batch_seq=seq, model_version=self.version, stats=stats if last else None,
+                                        priority=None if priority is None else priority[start:start + step])
             self.identity.next_seq += 1
             self.rows_made += chunk.shape[0]
             try:

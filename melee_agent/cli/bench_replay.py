@@ -1,5 +1,7 @@
 """`melee-agent bench replay`: the paper's Table 1 and Figure 3 on the machine at hand.
 
+(``--prioritized`` benches the prioritized replay instead: :mod:`melee_agent.cli.bench_prioritized`.)
+
 Measures, side by side in one run:
 
 * sample latency per batch size on a full store: DeviceReplay, the in-RAM list (HostReplay),
@@ -42,6 +44,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, default=5, help="timed rounds per train-step case; the best counts (default: %(default)s)")
     p.add_argument("--threads", type=int, default=0, help="torch intra-op threads (default: torch's choice)")
     p.add_argument("--quick", action="store_true", help="a small store and few repetitions (smoke test)")
+    p.add_argument("--prioritized", action="store_true",
+                   help="bench the prioritized replay instead: sample + update per batch size against a numpy sum "
+                        "tree and torchrl's PrioritizedSampler, and its train step against the uniform one")
 
 
 def _sync(device: torch.device) -> None:
@@ -178,6 +183,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     device = torch.device(args.device)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    if args.prioritized:
+        from melee_agent.cli import bench_prioritized  # noqa: PLC0415
+
+        return bench_prioritized.run(args)
     capacity = 20_000 if args.quick else args.capacity
     train_steps = min(30, args.train_steps) if args.quick else args.train_steps
     repeats = min(2, args.repeats) if args.quick else max(1, args.repeats)
