@@ -342,11 +342,12 @@ class BlockSumTree:
     def set(self, idx: torch.Tensor, value: torch.Tensor, compact: bool = False) -> None:
         """Leaves ``idx`` get ``value``; ``compact`` (for long sorted runs such as FIFO writes) sums
         each touched block once, at the cost of a host sync on CUDA (never used in a train step)."""
-        self._flat[idx] = value.to(torch.float64)
+        # index_select / index_copy_ rather than x[i]: on CPU, advanced indexing costs ~10x more.
+        self._flat.index_copy_(0, idx, value.to(torch.float64))
         blocks = torch.div(idx, self.block, rounding_mode="floor")
         if compact:
             blocks = torch.unique_consecutive(blocks)
-        self.sums[blocks] = self.leaves[blocks].sum(1)
+        self.sums.index_copy_(0, blocks, self.leaves.index_select(0, blocks).sum(1))
 
     def total(self) -> torch.Tensor:
         return self.sums.sum()
@@ -360,13 +361,13 @@ class BlockSumTree:
         """
         c = self.sums.cumsum(0) if cumulative is None else cumulative
         k = torch.searchsorted(c, mass, right=True).clamp_(max=self.num_blocks - 1)
-        r = mass - (c - self.sums)[k]  # the mass left inside block k
-        inside = self.leaves[k].cumsum(1)  # [B, S]
+        r = mass - (c - self.sums).index_select(0, k)  # the mass left inside block k
+        inside = self.leaves.index_select(0, k).cumsum(1)  # [B, S]
         j = torch.searchsorted(inside, r.unsqueeze(1), right=True).squeeze(1)
         return j.add_(k, alpha=self.block).clamp_(max=self._flat.shape[0] - 1 if limit is None else limit)
 
     def get(self, idx: torch.Tensor) -> torch.Tensor:
-        return self._flat[idx]
+        return self._flat.index_select(0, idx)
 
 
 def annealed_beta(beta: float, steps: int, step: int) -> float:
@@ -395,7 +396,7 @@ class PrioritizedDeviceReplay(DeviceReplay):
         super().__init__(capacity, device, block_size, seed)
         self.alpha, self.beta, self.eps = alpha, beta, eps  # beta may be changed between samples (annealing)
         self.tree = BlockSumTree(self.capacity, self.device)
-        self._weight_min = torch.ones((), device=self.device)  # the smallest importance weight since last read
+        self._last_weight: torch.Tensor | None = None  # the last batch's importance weights
         self._strata_cache: dict[int, torch.Tensor] = {}
         # The largest priority seen, kept on the device so update_priorities never reads back.
         self._max_priority = torch.ones((), dtype=torch.float64, device=self.device)
@@ -448,29 +449,31 @@ class PrioritizedDeviceReplay(DeviceReplay):
             raise ValueError("cannot sample from an empty replay (flush staged rows first)")
         c = self.tree.sums.cumsum(0)
         u = torch.rand(batch_size, dtype=torch.float64, device=self.device, generator=self.sampler.generator)
-        # (1 - 1e-9): keep every mass below the total, whatever the rounding.
-        mass = u.mul_(1.0 - 1e-9).add_(self._strata(batch_size)).mul_(c[-1] / batch_size)
+        # mass_i = (i + u_i (1 - 1e-9)) / B * total: one draw in each of B equal slices, kept below the total.
+        mass = torch.add(self._strata(batch_size), u, alpha=(1.0 - 1e-9) / batch_size).mul_(c[-1])
         idx = self.tree.find(mass, cumulative=c, limit=len(self) - 1)
         p = self.tree.get(idx).clamp_min_(1e-300)
         weight = (p / p.min()).pow_(-self.beta).float()
-        torch.minimum(self._weight_min, weight.min(), out=self._weight_min)
+        self._last_weight = weight  # read by stats(), so a step pays nothing for the figure
         return idx, weight
 
     def _strata(self, batch_size: int) -> torch.Tensor:
         s = self._strata_cache.get(batch_size)
         if s is None:
-            s = self._strata_cache[batch_size] = torch.arange(batch_size, device=self.device, dtype=torch.float64)
+            s = self._strata_cache[batch_size] = torch.arange(batch_size, device=self.device,
+                                                              dtype=torch.float64) / batch_size
         return s
 
     def stats(self) -> dict[str, float]:
-        """``replay/`` figures for TensorBoard (one host read each; call every few hundred steps):
-        the mean and largest priority stored, the smallest importance weight since the last call, beta."""
-        n = len(self)
-        stored = self.tree.get(torch.arange(n, device=self.device)) if n else torch.zeros(1, dtype=torch.float64)
-        out = {"priority_mean": float((stored ** (1.0 / self.alpha) - self.eps).clamp_min(0).mean()),
-               "priority_max": self.max_priority, "weight_min": float(self._weight_min), "beta": float(self.beta)}
-        self._weight_min.fill_(1.0)
-        return out
+        """``replay/`` figures for TensorBoard (one host read each): ``priority_mean``, the stored
+        priorities' power mean ``(sum_i p_i^alpha / N)^(1/alpha)`` (what the tree holds, so it costs
+        nothing to read), the largest priority seen, the smallest importance weight of the last
+        batch sampled, and beta."""
+        n = max(len(self), 1)
+        w = self._last_weight
+        return {"priority_mean": float((self.tree.total() / n) ** (1.0 / self.alpha)),
+                "priority_max": self.max_priority, "weight_min": 1.0 if w is None else float(w.min()),
+                "beta": float(self.beta)}
 
     def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
         """Set new priorities (e.g. ``|TD error|``) for sampled rows; stays on the device."""

@@ -96,7 +96,8 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
     proc = subprocess.run([*CLI, "train", "--config", "small", "--minutes", "0.4", "--run-dir", str(run_dir),
                            "--set", "train.eval_every_minutes=0.15", "--set", "train.progress_eval_episodes=4",
                            "--set", "train.eval_episodes=3", "--set", "manager.burn_in=500",
-                           "--set", "env.cpu_levels=[2, 9]", "--set", "env.max_frames=900", "--no-progress"],
+                           "--set", "env.cpu_levels=[2, 9]", "--set", "env.max_frames=900",
+                           "--set", "replay.prioritized=true", "--no-progress"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     result = json.loads((run_dir / "eval.json").read_text())
@@ -118,4 +119,6 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
     assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     tags = _scalar_tags(run_dir)
     assert {"eval/untouched_share", "eval/untouched_share_worst_level", "eval/untouched_share_level_2"} <= tags
+    # A prioritized run (workers send priorities) shows the replay's figures.
+    assert {"replay/priority_mean", "replay/priority_max", "replay/weight_min", "replay/beta"} <= tags
     assert "untouched" in proc.stdout and "worst level" in proc.stdout
