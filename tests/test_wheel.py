@@ -63,6 +63,7 @@ def test_wheel_in_a_fresh_venv_trains_from_an_empty_folder(wheel, tmp_path):
     (run_dir,) = (empty / "runs").glob("small-*")
     assert (run_dir / "model.safetensors").stat().st_size > 0
     result = json.loads((run_dir / "eval.json").read_text())
-    assert result["policy"] == "model" and result["episodes"] == 8
+    # small.toml: 4 episodes at each CPU level 1-9 in the final report.
+    assert result["policy"] == "model" and result["episodes"] == 36 and len(result["per_level"]) == 9
     assert (run_dir / "learning_curve.png").exists()
     assert "[train]" in (run_dir / "config.toml").read_text()
