@@ -92,7 +92,7 @@ class Trainer:
         else:
             self.replay = DeviceReplay(rc.capacity, self.device, rc.block_size)
         self.learner = Learner.from_config(self.replay, self.num_actions, self.device, cfg.learner,
-                                           beta_steps=rc.beta_steps if rc.prioritized else 0)
+                                           beta_steps=rc.beta_steps)  # used only with a prioritized replay
         self.queue: queue.Queue[Experience] = queue.Queue(maxsize=cfg.manager.queue_batches)
         self.rows_ingested = 0  # written into the replay
         self.version = 0

@@ -25,11 +25,7 @@ def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu",
     else:
         level, weights = cfg.env.cpu_level, None
     if kind == "arena":
-        from melee_agent.arena import Arena  # noqa: PLC0415
-
-        return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,
-                     reward=cfg.env.reward, max_frames=cfg.env.max_frames, compile=cfg.env.compile,
-                     level_weights=weights)
+        return _arena(cfg, num_envs, level, device, seed, weights=weights)
     if kind == "dolphin":
         from melee_agent.dolphin import DolphinEnv  # noqa: PLC0415
 
@@ -55,14 +51,20 @@ def make_eval_env(cfg: Config, episodes: int, levels: tuple[int, ...], device: s
     """
     if cfg.env.env != "arena":
         raise ValueError("make_eval_env builds arena evaluations; Dolphin plays one level per game")
-    from melee_agent.arena import Arena  # noqa: PLC0415
-
     if len(levels) == 1:
         n, level = min(episodes, max_envs), levels[0]
     else:
         k = len(levels)
         episodes = k * -(-episodes // k)
         n, level = episodes, list(levels)
-    env = Arena(n, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set, reward=cfg.env.reward,
-                max_frames=cfg.env.max_frames, compile=cfg.env.compile, spread_levels=len(levels) > 1)
-    return env, episodes
+    return _arena(cfg, n, level, device, seed, spread=len(levels) > 1), episodes
+
+
+def _arena(cfg: Config, num_envs: int, level: int | list[int], device: str | torch.device, seed: int,
+           weights: list[float] | None = None, spread: bool = False) -> VecEnv:
+    """An arena with the config's action set, reward, frame limit and compile setting."""
+    from melee_agent.arena import Arena  # noqa: PLC0415
+
+    return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,
+                 reward=cfg.env.reward, max_frames=cfg.env.max_frames, compile=cfg.env.compile,
+                 level_weights=weights, spread_levels=spread)

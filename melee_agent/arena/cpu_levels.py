@@ -60,7 +60,7 @@ SMART_FROM_LEVEL = 7
 
 @dataclass(frozen=True)
 class LevelTensors:
-    """CPU level values as float32 tensors, ``[B]`` (one per environment) or 0-d (``smart`` is bool)."""
+    """CPU level values as ``[B]`` float32 tensors, one per environment (``smart`` is bool)."""
 
     reaction: torch.Tensor
     aggression: torch.Tensor
