@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from melee_agent.arena import Arena
-from melee_agent.arena.layout import AGENT, CPU, P
+from melee_agent.arena.env_state import AGENT, CPU
 
 
 def _play(compile: bool, calls: int, lockstep: bool) -> list[tuple[torch.Tensor, ...]]:
@@ -18,7 +18,7 @@ def _play(compile: bool, calls: int, lockstep: bool) -> list[tuple[torch.Tensor,
         a = torch.randint(0, env.num_actions, (env.num_envs,), generator=gen)
         obs, reward, done, info = env.step(a) if lockstep else env.step_async(a)
         out.append((obs, reward, done, info.ready, info["hit"], info["episode_frame"],
-                    env.S[:, :, P.ACT].clone(), env.S[:, :, P.STOCK].clone()))
+                    env.state.players.action.clone(), env.state.players.stock.clone()))
     return out
 
 
@@ -45,7 +45,7 @@ def test_compiled_arena_states_stay_in_bounds():
     for _ in range(200):
         obs, *_ = env.step_async(torch.randint(0, env.num_actions, (48,)))
     assert torch.isfinite(obs).all() and (obs >= 0).all() and (obs <= 1).all()
-    assert (env.S[:, AGENT, P.STOCK] >= 1).all() and (env.S[:, CPU, P.STOCK] >= 1).all()
+    assert (env.state.players.stock[:, AGENT] >= 1).all() and (env.state.players.stock[:, CPU] >= 1).all()
 
 
 def test_env_compile_setting_reaches_the_arena():

@@ -7,7 +7,7 @@ import torch
 from melee.enums import Action
 
 from melee_agent.arena import Arena
-from melee_agent.arena.layout import AGENT, CPU, E, P
+from melee_agent.arena.env_state import AGENT, CPU, with_game, with_player
 from melee_agent.state import STATE_DIM
 
 
@@ -68,32 +68,32 @@ def test_bad_actions_are_rejected_with_a_clear_error():
 def test_untouchable_reward_is_one_sixtieth_per_standing_noop_frame_and_a_hit_ends_the_episode():
     env = Arena(1, cpu_level=9, seed=0)
     env.reset()
-    env.En[:, E.CPU_CD] = 10_000.0  # the CPU waits
+    env.state = with_game(env.state, cpu_cooldown=10_000.0)  # the CPU waits
     _, reward, done, info = env.step(torch.tensor([0]))
     assert reward.item() == pytest.approx(1 / 60) and not done.item()
     _, reward, _, _ = env.step(torch.tensor([1]))  # spot dodge: not standing, not a noop
     assert reward.item() == 0.0
     # Now let the CPU attack a standing Fox: the step with the hit is terminal.
-    env.En[:, E.CPU_CD] = 0.0
+    env.state = with_game(env.state, cpu_cooldown=0.0)
     for _ in range(3600):
         _, _, done, info = env.step(torch.tensor([0]))
         if done.item():
             break
     assert info["hit"].item() and info["terminal"].item() and not info["truncated"].item()
     assert info["damage_taken"].item() > 0
-    assert env.En[0, E.EP_FRAME].item() == 0  # reset itself
+    assert env.state.game.episode_frame[0].item() == 0  # reset itself
 
 
 def test_an_episode_is_cut_at_the_frame_limit_and_not_terminal():
     env = Arena(3, cpu_level=1, seed=0, max_frames=50)
     env.reset()
-    env.S[:, CPU, P.X] = 80.0  # far away and never attacking
-    env.S[:, AGENT, P.X] = -80.0
+    env.state = with_player(env.state, CPU, position_x=80.0)  # far away and never attacking
+    env.state = with_player(env.state, AGENT, position_x=-80.0)
     for _ in range(49):
-        env.En[:, E.CPU_CD] = 10_000.0
+        env.state = with_game(env.state, cpu_cooldown=10_000.0)
         _, _, done, _ = env.step(torch.zeros(3, dtype=torch.long))
         assert not bool(done.any())
-    env.En[:, E.CPU_CD] = 10_000.0
+    env.state = with_game(env.state, cpu_cooldown=10_000.0)
     _, reward, done, info = env.step(torch.zeros(3, dtype=torch.long))
     assert bool(done.all()) and bool(info["truncated"].all()) and not bool(info["terminal"].any())
     assert info["episode_frame"].tolist() == [50, 50, 50]
@@ -154,11 +154,11 @@ def test_step_async_transitions_equal_lockstep_steps_of_the_same_environment():
 def test_step_async_reads_actions_only_where_ready():
     env = Arena(2, cpu_level=1, seed=0)
     env.reset()
-    env.En[:, E.CPU_CD] = 10_000.0
+    env.state = with_game(env.state, cpu_cooldown=10_000.0)
     _, _, _, info = env.step_async(torch.tensor([0, 2]))  # env 1 starts a 32-frame roll
     assert info["ready"].tolist() == [True, False]
     with pytest.raises(ValueError, match="actions must be in"):
         env.step_async(torch.tensor([7, 0]))
     for _ in range(30):
         _, _, _, info = env.step_async(torch.tensor([0, 4]))  # env 1's 4 is ignored mid-roll
-    assert env.S[1, AGENT, P.ACT].item() in (Action.ROLL_BACKWARD.value, Action.ROLL_FORWARD.value)
+    assert env.state.players.action[1, AGENT].item() in (Action.ROLL_BACKWARD.value, Action.ROLL_FORWARD.value)

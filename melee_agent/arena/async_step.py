@@ -23,15 +23,29 @@ from dataclasses import dataclass
 
 import torch
 
+from typing import NamedTuple
+
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable
-from melee_agent.arena.layout import AGENT, CPU, E, P
+from melee_agent.arena.env_state import AGENT, CPU, EnvState
 from melee_agent.arena.sim import game_frame
 from melee_agent.arena.tables import Tables
 from melee_agent.rewards import frame_outcome
 
-# Rows of the per-environment totals: what a macro has gathered so far.
-REWARD, FRAMES, TAKEN, DEALT, LOST, TOOK, HIT = range(7)
-Totals = tuple[torch.Tensor, ...]
+
+class Totals(NamedTuple):
+    """What a macro has gathered so far, ``[B]`` float32 each."""
+
+    reward: torch.Tensor
+    frames: torch.Tensor
+    damage_taken: torch.Tensor
+    damage_dealt: torch.Tensor
+    stocks_lost: torch.Tensor
+    stocks_taken: torch.Tensor
+    hit: torch.Tensor  # 1 once the agent was hit during the macro
+
+    @classmethod
+    def zeros(cls, num_envs: int, device: torch.device) -> Totals:
+        return cls(*(torch.zeros(num_envs, device=device) for _ in cls._fields))
 
 
 @dataclass(frozen=True)
@@ -57,38 +71,51 @@ class MacroProgress:
     ready: torch.Tensor  # [B] bool: reads a new action at the next call
     action: torch.Tensor  # [B] int64: the macro being played
     frame: torch.Tensor  # [B] int64: frames of it played
-    totals: Totals  # [B] each, rows REWARD..HIT
+    totals: Totals
 
     @classmethod
     def fresh(cls, num_envs: int, device: torch.device) -> MacroProgress:
         """Every environment chooses at the next call (after a reset)."""
         zeros = torch.zeros(num_envs, dtype=torch.long, device=device)
         return cls(torch.ones(num_envs, dtype=torch.bool, device=device), zeros, zeros.clone(),
-                   tuple(torch.zeros(num_envs, device=device) for _ in range(HIT + 1)))
+                   Totals.zeros(num_envs, device))
 
 
-def frame_async(fields: torch.Tensor, env_fields: torch.Tensor, start: torch.Tensor, actions: torch.Tensor,
-                acc: Totals, cur: torch.Tensor, mf: torch.Tensor, c: FrameConsts) -> tuple:
+class FrameStep(NamedTuple):
+    """One frame of every environment's macro: the new state and what the macros have gathered."""
+
+    state: EnvState
+    totals: Totals
+    action: torch.Tensor  # [B] int64: the macro being played
+    frame: torch.Tensor  # [B] int64: frames of it played, this one included
+    ready: torch.Tensor  # [B] bool: the macro (or the episode) ended with this frame
+    done: torch.Tensor  # [B] bool: the episode ended
+    terminal: torch.Tensor  # [B] bool: ... by its rules
+    truncated: torch.Tensor  # [B] bool: ... cut at the frame limit
+
+
+def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc: Totals, cur: torch.Tensor,
+                mf: torch.Tensor, c: FrameConsts) -> FrameStep:
     """One frame of every environment's current macro, and what it adds to the macro's totals.
 
-    Environments where ``start`` holds begin macro ``actions`` with this frame. Pure apart from
-    the state it advances (``fields``, ``env_fields``), so ``torch.compile`` can fuse it whole.
-    Returns ``(acc, cur, mf, ready, done, terminal, truncated)``.
+    Environments where ``start`` holds begin macro ``actions`` with this frame. A pure function,
+    so ``torch.compile`` can fuse it whole.
     """
     cur = torch.where(start, actions, cur)
     mf = torch.where(start, 0, mf)
-    acc = tuple(torch.where(start, 0.0, a) for a in acc)
+    acc = Totals(*(torch.where(start, 0.0, a) for a in acc))
     ctrl = c.table[:, cur, mf]
-    damage, ko = game_frame(fields, env_fields, ctrl, c.tables, c.levels, c.seed, c.spawn_x)
+    state, damage, ko = game_frame(state, ctrl, c.tables, c.levels, c.seed, c.spawn_x)
     mf = mf + 1
-    out = frame_outcome(c.untouchable, agent_action=fields[P.ACT, AGENT], is_noop=cur == c.noop_index,
+    ps = state.players
+    out = frame_outcome(c.untouchable, agent_action=ps.action[:, AGENT], is_noop=cur == c.noop_index,
                         taken=damage[:, AGENT], dealt=damage[:, CPU], lost=ko[:, AGENT], took=ko[:, CPU],
-                        agent_stock=fields[P.STOCK, AGENT], opponent_stock=fields[P.STOCK, CPU],
-                        episode_frame=env_fields[E.EP_FRAME], max_frames=c.max_frames)
+                        agent_stock=ps.stock[:, AGENT], opponent_stock=ps.stock[:, CPU],
+                        episode_frame=state.game.episode_frame, max_frames=c.max_frames)
     add = (out.reward, 1.0, damage[:, AGENT], damage[:, CPU], ko[:, AGENT].float(), ko[:, CPU].float(),
            out.hit.float())
-    acc = tuple(a + b for a, b in zip(acc, add))
-    acc = acc[:HIT] + (acc[HIT].clamp(max=1.0),)
+    acc = Totals(*(a + b for a, b in zip(acc, add)))
+    acc = acc._replace(hit=acc.hit.clamp(max=1.0))
     done = out.terminal | out.truncated
     ready = done | (mf >= c.lengths[cur])
-    return acc, cur, mf, ready, done, out.terminal, out.truncated
+    return FrameStep(state, acc, cur, mf, ready, done, out.terminal, out.truncated)

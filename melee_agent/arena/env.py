@@ -35,11 +35,10 @@ import torch
 
 from melee_agent.actions import get_action_set
 from melee_agent.arena import storage
-from melee_agent.arena.async_step import DEALT, FRAMES, HIT, LOST, REWARD, TAKEN, TOOK, FrameConsts, MacroProgress
-from melee_agent.arena.async_step import Totals, frame_async
+from melee_agent.arena.async_step import FrameConsts, MacroProgress, Totals, frame_async
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
-from melee_agent.arena.layout import AGENT, CPU, E, P
+from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
 from melee_agent.rewards import MAX_FRAMES, check_reward
@@ -79,44 +78,41 @@ class Arena:
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames)
-        # Field-major, player-major storage [N, 2, B]: one player's field is contiguous, so the
-        # simulator's elementwise ops stream memory (and vectorize when compiled); S and En stay
-        # [B, 2, N] and [B, N] views for callers.
-        self._fields = torch.zeros(P.N, 2, num_envs, device=self.device)
-        self.S = self._fields.permute(2, 1, 0)
-        self._env_fields = torch.zeros(E.N, num_envs, device=self.device)
-        self.En = self._env_fields.t()
-        self.En[:, E.ENV_ID] = torch.arange(num_envs, device=self.device, dtype=torch.float32)
-        self.En[:, E.EPISODE] = -1
-        self.En[:, E.LEVEL] = float(levels[0])
+        #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
+        #: replaces it with the next one (tests and tools may too, between calls).
+        self.state = EnvState.zeros(num_envs, self.device)
+        self.state = self.state._replace(game=self.state.game._replace(
+            env_id=torch.arange(num_envs, device=self.device, dtype=torch.float32),
+            episode=torch.full((num_envs,), -1.0, device=self.device),
+            cpu_level=torch.full((num_envs,), float(levels[0]), device=self.device)))
         self._all = torch.ones(num_envs, dtype=torch.bool, device=self.device)
         self._macro = MacroProgress.fresh(num_envs, self.device)
 
     @property
     def cpu_levels(self) -> torch.Tensor:
         """``[B]`` int64: the CPU level each environment's current episode is played against."""
-        return self.En[:, E.LEVEL].long()
+        return self.state.game.cpu_level.long()
 
     # --- state ---
     def observe(self, previous_action: torch.Tensor | None = None) -> torch.Tensor:
-        prev = self.En[:, E.PREV_ACTION] if previous_action is None else previous_action
-        return storage.observe(self._fields, prev, self.T, self.num_actions)
+        prev = self.state.game.previous_action if previous_action is None else previous_action
+        return storage.observe(self.state.players, prev, self.T, self.num_actions)
 
     def players(self) -> dict[str, dict[str, torch.Tensor]]:
         """Raw per-player fields named as libmelee's PlayerState (plus stock), for inspection."""
-        names = {"position_x": P.X, "position_y": P.Y, "speed_x": P.VX, "speed_y": P.VY, "action": P.ACT,
-                 "action_frame": P.AF, "on_ground": P.GND, "jumps_left": P.JUMPS, "shield_strength": P.SHIELD,
-                 "hitstun_frames_left": P.STUN, "percent": P.PCT, "stock": P.STOCK}
+        names = ("position_x", "position_y", "speed_x", "speed_y", "action", "action_frame", "on_ground",
+                 "jumps_left", "shield_strength", "hitstun_frames_left", "percent", "stock")
+        ps = self.state.players
         out = {}
         for who, p in (("agent", AGENT), ("opponent", CPU)):
-            fields = {k: self.S[:, p, c].clone() for k, c in names.items()}
-            fields["facing"] = self.S[:, p, P.FACE] > 0
-            fields["invulnerable"] = intangible(self.S, self.T)[:, p]
+            fields = {k: getattr(ps, k)[:, p].clone() for k in names}
+            fields["facing"] = ps.facing[:, p] > 0
+            fields["invulnerable"] = intangible(ps, self.T)[:, p]
             out[who] = fields
         return out
 
     def reset(self) -> torch.Tensor:
-        storage.reset_envs(self._fields, self._env_fields, self._all, self._consts.seed, self._consts.mix)
+        self.state = storage.reset_envs(self.state, self._all, self._consts.seed, self._consts.mix)
         self._macro = MacroProgress.fresh(self.num_envs, self.device)  # every environment chooses next
         return self.observe()
 
@@ -135,18 +131,18 @@ class Arena:
 
     def _finish(self, ready: torch.Tensor, done: torch.Tensor, action: torch.Tensor, acc: Totals,
                 terminal: torch.Tensor, truncated: torch.Tensor) -> StepResult:
-        out = self._finish_decision(self._fields, self._env_fields, ready, done, action.float(), acc[REWARD], self.T,
-                                    self.num_actions, self._consts.seed, self._consts.mix, self.compiled)
-        info = step_info(ready=ready, hit=acc[HIT] > 0, terminal=terminal, truncated=truncated, frames=acc[FRAMES],
-                         episode_frame=out["episode_frame"], episode_return=out["episode_return"],
-                         damage_taken=acc[TAKEN], damage_dealt=acc[DEALT], stocks_lost=acc[LOST],
-                         stocks_taken=acc[TOOK], final_obs=out["final"], cpu_level=out["cpu_level"])
-        return out["next"], acc[REWARD], done, info
+        out = self._finish_decision(self.state, ready, done, action.float(), acc.reward, self.T, self.num_actions,
+                                    self._consts.seed, self._consts.mix, self.compiled)
+        self.state = out.state
+        info = step_info(ready=ready, hit=acc.hit > 0, terminal=terminal, truncated=truncated, frames=acc.frames,
+                         episode_frame=out.episode_frame, episode_return=out.episode_return,
+                         damage_taken=acc.damage_taken, damage_dealt=acc.damage_dealt, stocks_lost=acc.stocks_lost,
+                         stocks_taken=acc.stocks_taken, final_obs=out.final, cpu_level=out.cpu_level)
+        return out.next, acc.reward, done, info
 
     @torch.inference_mode()
     def step(self, actions: torch.Tensor) -> StepResult:
         actions = self._actions(actions, self._all)
-        B, S, En = self.num_envs, self.S, self.En
         lens = self._lengths[actions]
         # Every environment plays its whole macro: frame by frame through the same frame_async as
         # step_async, with environments whose macro is over frozen until the longest one ends.
@@ -154,21 +150,17 @@ class Arena:
         start = self._all
         done = torch.zeros_like(active)
         terminal, truncated = done.clone(), done.clone()
-        acc = tuple(torch.zeros(B, device=self.device) for _ in range(HIT + 1))
+        acc = Totals.zeros(self.num_envs, self.device)
         cur, mf = actions, torch.zeros_like(actions)
-        for f in range(int(lens.max())):
-            if f > 0:
-                S0, E0 = S.clone(), En.clone()
-            new_acc, cur, mf, ready, done_now, end, cut = self._frame_async(
-                self._fields, self._env_fields, start, actions, acc, cur, mf, self._consts)
-            if f > 0:
-                S.copy_(torch.where(active.view(-1, 1, 1), S, S0))
-                En.copy_(torch.where(active.view(-1, 1), En, E0))
-            acc = tuple(torch.where(active, n, o) for n, o in zip(new_acc, acc))
-            terminal |= end & active
-            truncated |= cut & active
-            done |= done_now & active
-            active = active & ~ready
+        for _ in range(int(lens.max())):
+            f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
+            self.state = where(active, f.state, self.state)
+            acc = Totals(*(torch.where(active, n, o) for n, o in zip(f.totals, acc)))
+            cur, mf = f.action, f.frame
+            terminal |= f.terminal & active
+            truncated |= f.truncated & active
+            done |= f.done & active
+            active = active & ~f.ready
             start = torch.zeros_like(start)
         return self._finish(self._all, done, actions, acc, terminal, truncated)
 
@@ -185,10 +177,10 @@ class Arena:
         actions = self._actions(actions, start)
         acc, cur, mf = self._macro.totals, self._macro.action, self._macro.frame
         while True:
-            acc, cur, mf, ready, done, terminal, truncated = self._frame_async(
-                self._fields, self._env_fields, start, actions, acc, cur, mf, self._consts)
-            if bool(ready.any()):
+            f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
+            self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame
+            if bool(f.ready.any()):
                 break
             start = torch.zeros_like(start)  # later frames continue the macros
-        self._macro = MacroProgress(ready, cur, mf, acc)
-        return self._finish(ready, done, cur, acc, terminal, truncated)
+        self._macro = MacroProgress(f.ready, cur, mf, acc)
+        return self._finish(f.ready, f.done, cur, acc, f.terminal, f.truncated)

@@ -1,86 +1,86 @@
-"""The arena's stored state between frames: fresh episodes, observations, the end of a decision.
+"""The arena's state between frames: fresh episodes, observations, the end of a decision.
 
-Functions of the two storage tensors only (players ``[len(P), 2, B]``, environments
-``[len(E), B]``), so that ``torch.compile`` can fuse each into one kernel; ``Arena`` calls
-them eagerly or compiled (see :mod:`melee_agent.arena.compiled`).
+Pure functions of an :class:`~melee_agent.arena.env_state.EnvState`, so that ``torch.compile``
+can fuse each into one kernel; ``Arena`` calls them eagerly or compiled (see
+:mod:`melee_agent.arena.compiled`).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from melee.enums import Action
+from torch import Tensor
 
 from melee_agent.arena import data as d
 from melee_agent.arena.cpu_levels import LevelMix
 from melee_agent.arena.draws import ResetDraws
-from melee_agent.arena.layout import AGENT, CPU, E, P
+from melee_agent.arena.env_state import EnvState, PlayerState, where
 from melee_agent.arena.sim import NO_MOVE, intangible
 from melee_agent.arena.tables import Tables
 from melee_agent.state import RAW_FIELDS, encode_raw_matrix
 
-#: The stored column of each of the state table's raw fields (``facing`` and ``invulnerable`` are
-#: derived: the sign of ``P.FACE``, and :func:`~melee_agent.arena.sim.intangible`).
-RAW_COLUMNS = {"position_x": P.X, "position_y": P.Y, "speed_x": P.VX, "speed_y": P.VY, "action": P.ACT,
-               "on_ground": P.GND, "shield_strength": P.SHIELD, "jumps_left": P.JUMPS,
-               "hitstun_frames_left": P.STUN, "percent": P.PCT, "action_frame": P.AF}
 
-
-def reset_envs(fields: torch.Tensor, env_fields: torch.Tensor, mask: torch.Tensor, seed: torch.Tensor,
-               mix: LevelMix) -> None:
+def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix) -> EnvState:
     """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%, a CPU level from ``mix``."""
-    En = env_fields
-    En[E.EPISODE] = torch.where(mask, En[E.EPISODE] + 1, En[E.EPISODE])
-    u = ResetDraws.draw(En[E.ENV_ID], En[E.EPISODE], seed)
-    En[E.LEVEL] = torch.where(mask, mix.pick(u.level, En[E.ENV_ID]), En[E.LEVEL])
-    fresh = torch.zeros_like(fields)
+    g = state.game
+    g = g._replace(episode=torch.where(mask, g.episode + 1, g.episode))
+    u = ResetDraws.draw(g.env_id, g.episode, seed)
+    g = g._replace(cpu_level=torch.where(mask, mix.pick(u.level, g.env_id), g.cpu_level),
+                   **{name: torch.where(mask, 0.0, getattr(g, name))
+                      for name in ("episode_frame", "previous_action", "cpu_cooldown", "episode_return")})
     ax = -60.0 + 120.0 * u.agent_x
     side = torch.where(ax > 0, -1.0, 1.0)
     cx = (ax + side * (50.0 + 40.0 * u.gap)).clamp(-80.0, 80.0)
-    fresh[P.X, AGENT], fresh[P.X, CPU] = ax, cx
-    fresh[P.FACE, AGENT], fresh[P.FACE, CPU] = side, -side
-    fresh[P.ACT] = float(Action.STANDING.value)
-    fresh[P.MOVE] = NO_MOVE
-    fresh[P.AF] = 1.0
-    fresh[P.GND] = 1.0
-    fresh[P.JUMPS] = 2.0
-    fresh[P.STOCK] = 4.0
-    fresh[P.SHIELD] = d.SHIELD_MAX
-    fields.copy_(torch.where(mask, fresh, fields))
-    for row in (E.EP_FRAME, E.PREV_ACTION, E.CPU_CD, E.EP_RETURN):
-        En[row] = torch.where(mask, 0.0, En[row])
+    zero = torch.zeros_like(state.players.percent)
+    both = lambda v: zero + v  # noqa: E731  the same value for both players
+    fresh = PlayerState(*(zero for _ in PlayerState._fields))._replace(
+        position_x=torch.stack((ax, cx), 1), facing=torch.stack((side, -side), 1),
+        action=both(float(Action.STANDING.value)), move=both(NO_MOVE), action_frame=both(1.0),
+        on_ground=both(1.0), jumps_left=both(2.0), stock=both(4.0), shield_strength=both(d.SHIELD_MAX))
+    return EnvState(where(mask, fresh, state.players), g)
 
 
-def observe(fields: torch.Tensor, previous_action: torch.Tensor, T: Tables, num_actions: int) -> torch.Tensor:
+def observe(players: PlayerState, previous_action: Tensor, T: Tables, num_actions: int) -> Tensor:
     """``[B, 27]`` observations through the same state table as Dolphin's game states.
 
-    The raw fields are stacked column by column into ``[B, 2, 13]`` (contiguous copies, which a
-    compiled decision fuses into its loop) and encoded by :func:`~melee_agent.state.encode_raw_matrix`.
+    The raw fields are stacked by name into ``[B, 2, 13]`` (contiguous copies, which a compiled
+    decision fuses into its loop) and encoded by :func:`~melee_agent.state.encode_raw_matrix`.
+    ``facing`` and ``invulnerable`` are derived: the sign of ``facing``, and :func:`~melee_agent.arena.sim.intangible`.
     """
-    S = fields.permute(2, 1, 0)  # [B, 2, N]
-    derived = {"facing": (S[..., P.FACE] > 0).float(), "invulnerable": intangible(S, T).float()}
-    raw = torch.stack([derived[name] if name in derived else S[..., RAW_COLUMNS[name]] for name in RAW_FIELDS], dim=-1)
+    derived = {"facing": (players.facing > 0).float(), "invulnerable": intangible(players, T).float()}
+    raw = torch.stack([derived[name] if name in derived else getattr(players, name) for name in RAW_FIELDS], dim=-1)
     return encode_raw_matrix(raw, previous_action, num_actions)
 
 
-def finish_decision(fields: torch.Tensor, env_fields: torch.Tensor, ready: torch.Tensor, done: torch.Tensor,
-                    action: torch.Tensor, reward: torch.Tensor, T: Tables, num_actions: int, seed: torch.Tensor,
-                    mix: LevelMix, compiled: bool) -> dict[str, torch.Tensor]:
+class DecisionEnd(NamedTuple):
+    """The end of a decision: the state after it (fresh episodes where one ended) and what it reports."""
+
+    state: EnvState
+    final: Tensor  # [B, 27]: the observation after the decision, before any reset
+    next: Tensor  # [B, 27]: the one the next decision sees (a fresh episode's where done)
+    episode_frame: Tensor  # [B]: the episode's frames, before any reset
+    episode_return: Tensor  # [B]: its return
+    cpu_level: Tensor  # [B]: the CPU level it was played against
+
+
+def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor, reward: Tensor, T: Tables,
+                    num_actions: int, seed: Tensor, mix: LevelMix, compiled: bool) -> DecisionEnd:
     """Close the decisions of the ``ready`` environments and reset the ``done`` ones.
 
-    Returns the observation after the decision (``final``), the one the next decision sees
-    (``next``: a fresh episode's where ``done``), and the episode's frame count and return
-    before any reset, and the CPU level it was played against. ``compiled`` resets through masks without asking whether any
-    environment is done (no host sync, which would split the graph).
+    ``compiled`` resets through masks without asking whether any environment is done (no host
+    sync, which would split the graph).
     """
-    En = env_fields
-    En[E.PREV_ACTION] = torch.where(ready, action, En[E.PREV_ACTION])
-    En[E.EP_RETURN] = En[E.EP_RETURN] + torch.where(ready, reward, 0.0)
-    final = observe(fields, En[E.PREV_ACTION], T, num_actions)
-    out = {"final": final, "episode_frame": En[E.EP_FRAME].clone(), "episode_return": En[E.EP_RETURN].clone(),
-           "cpu_level": En[E.LEVEL].clone()}
+    g = state.game
+    g = g._replace(previous_action=torch.where(ready, action, g.previous_action),
+                   episode_return=g.episode_return + torch.where(ready, reward, 0.0))
+    state = EnvState(state.players, g)
+    final = observe(state.players, g.previous_action, T, num_actions)
+    nxt = final
     if compiled or bool(done.any()):
-        reset_envs(fields, env_fields, done, seed, mix)
-        fresh = observe(fields, En[E.PREV_ACTION], T, num_actions)
-        final = torch.where(done.unsqueeze(1), fresh, final)
-    out["next"] = final
-    return out
+        state = reset_envs(state, done, seed, mix)
+        fresh = observe(state.players, state.game.previous_action, T, num_actions)
+        nxt = torch.where(done.unsqueeze(1), fresh, final)
+    return DecisionEnd(state, final, nxt, g.episode_frame, g.episode_return, g.cpu_level)
+

@@ -1,7 +1,7 @@
 """Device tables built once from `data`: the moves (hitboxes, locomotion, damage per frame) and the
 actions' intangibility windows, indexed as the simulator reads them.
 
-The column layout is in :mod:`melee_agent.arena.layout`, the CPU levels in
+The state's fields are in :mod:`melee_agent.arena.env_state`, the CPU levels in
 :mod:`melee_agent.arena.cpu_levels`.
 """
 
