@@ -14,10 +14,10 @@ from the generated game data (:mod:`melee_agent.arena.gamedata`) and Melee's for
   frame (Slippi 3.5.0 and later).
 
 Which hitbox: the attacker's hitboxes active on that action frame that can hit the victim (grounded
-or airborne); where they differ, the lowest id whose circle touches the victim's body, taken as
-libmelee's ``framedata.in_range`` takes it (a circle of radius ``size`` centred ``size`` above the
-victim's position), else the nearest one. Hits during no attack of Fox's or Marth's (stage
-elements) are listed apart as unattributed.
+or airborne); where they differ, the lowest id (the game's precedence) whose hitbox, swept from its
+position one frame earlier, touches the victim's body in the arena's model (an upright capsule),
+else the nearest one. Percent rises with no attack of Fox's or Marth's out (stage elements) are
+listed apart as unattributed. docs/fidelity.md has the figures and every miss explained.
 
 Bad files raise :class:`~melee_agent.slp.ReplayError` naming the file; a file's hits are returned
 only once the whole file has been read.
