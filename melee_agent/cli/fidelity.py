@@ -1,0 +1,38 @@
+"""`melee-agent fidelity REPLAY...`: the arena's hit predictions beside real replays (issue 22).
+
+Prints a table per move (hits, damage exact share, hitstun within 1 frame, launch speed within 5%)
+and, with ``--json FILE``, writes every hit and the summary shares (atomically). A replay libmelee
+cannot read gets a one-line error naming it and is skipped whole; the command fails (exit 1) only
+when no replay could be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from melee_agent import fidelity
+from melee_agent.files import atomic_write_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fidelity", help="compare the arena's damage, hitstun and launch speed with real .slp replays")
+    p.add_argument("replays", nargs="+", metavar="REPLAY", help="Slippi .slp files")
+    p.add_argument("--json", default=None, metavar="FILE", help="also write every hit and the summary here")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    results, errors = fidelity.run(args.replays)
+    for e in errors:
+        print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)
+    hits = [h for r in results for h in r.hits]
+    unattributed = sum(len(r.unattributed) for r in results)
+    print(f"{len(results)} replay(s) read, {len(errors)} skipped; {len(hits)} Fox/Marth hits"
+          + (f", {unattributed} percent rise(s) with no Fox/Marth attack out (listed in --json)" if unattributed else ""))
+    if hits:
+        print(fidelity.format_table(hits))
+    if args.json:
+        atomic_write_json(args.json, fidelity.report(results, errors))
+        print(f"wrote {args.json}")
+    return 0 if results else 1

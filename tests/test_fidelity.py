@@ -1,0 +1,123 @@
+"""`melee-agent fidelity`: the arena's hit predictions beside real replays (../shared/replays)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from melee.enums import Action, Character
+
+from melee_agent import fidelity as fd
+from melee_agent.cli import main as cli
+
+REPLAYS = Path(__file__).resolve().parent.parent.parent / "shared" / "replays"
+needs_replays = pytest.mark.skipif(not REPLAYS.is_dir(), reason=f"no replay folder at {REPLAYS} (../shared/replays)")
+BAD = ("libmelee_corrupt_game_1.slp", "libmelee_corrupt_game_2.slp", "libmelee_corrupt_game_3.slp", "pyslippi_v0.1.slp")
+
+
+def player(character: Character, action: int, frame: int, x: float, y: float = 0.0, right: bool = True) -> fd.PlayerFrame:
+    return fd.PlayerFrame(character, action, frame, 0.0, 4, True, right, x, y, 0.0, 0.0, 0.0, -1)
+
+
+def test_tipper_by_geometry_lowest_touching_id_wins():
+    """Marth's fsmash: a victim at the tip is hit by the tipper (id 3) only; one close in by id 0 first."""
+    marth_prev = player(Character.MARTH, Action.FSMASH_MID.value, 10, 0.0)
+    marth = player(Character.MARTH, Action.FSMASH_MID.value, 11, 0.0)
+    cands = fd.gd.hitboxes_at(Character.MARTH, Action.FSMASH_MID, 11)
+    far = player(Character.FOX, 0, 1, 34.0)
+    near = player(Character.FOX, 0, 1, 20.0)
+    assert fd._pick_hitbox(cands, marth, marth_prev, far)[0].hitbox_id == 3
+    assert fd._pick_hitbox(cands, marth, marth_prev, near)[0].hitbox_id == 0
+    # facing left mirrors the hitboxes: the same victim on the right is now out of reach of all
+    left = marth._replace(facing_right=False)
+    assert fd.hitbox_gap(cands[0], left, None, near) > 10
+
+
+def test_segment_distance():
+    assert fd._segment_distance((0, 0), (2, 0), (1, -1), (1, 1)) == 0.0  # crossing
+    assert fd._segment_distance((0, 0), (0, 0), (3, 0), (3, 10)) == pytest.approx(3.0)
+    assert fd._segment_distance((0, 12), (0, 12), (0, 0), (0, 10)) == pytest.approx(2.0)
+
+
+@pytest.fixture(scope="module")
+def results():
+    if not REPLAYS.is_dir():
+        pytest.skip(f"no replay folder at {REPLAYS} (../shared/replays)")
+    res, errors = fd.run(sorted(REPLAYS.glob("*.slp")))
+    return {Path(r.file).name: r for r in res}, errors
+
+
+@needs_replays
+def test_bad_files_are_named_and_skipped_whole(results):
+    by_name, errors = results
+    assert len(errors) == len(BAD)
+    for name in BAD:
+        assert name not in by_name
+        assert sum(name in e for e in errors) == 1
+    assert any("too old" in e for e in errors if "v0.1" in e)
+    assert all("\n" not in e for e in errors)
+
+
+@needs_replays
+def test_truncated_replay_gives_no_hits(tmp_path):
+    data = (REPLAYS / "libmelee_test_game_1.slp").read_bytes()
+    cut = tmp_path / "cut.slp"
+    cut.write_bytes(data[: len(data) // 2])
+    res, errors = fd.run([cut])
+    assert res == [] and len(errors) == 1 and "cut.slp" in errors[0]
+
+
+@needs_replays
+def test_fox_ditto_every_prediction_matches(results):
+    """libmelee_test_game_1 (Slippi 3.6.1) carries hitstun and launch speeds: Fox's nair, shine and five
+    upsmashes, the later upsmashes staled by the earlier ones."""
+    r = results[0]["libmelee_test_game_1.slp"]
+    assert [h.move for h in r.hits] == ["nair", "shine", "usmash", "usmash", "usmash", "usmash", "usmash"]
+    assert [round(h.stale_factor, 2) for h in r.hits[2:]] == [1.0, 0.91, 0.83, 0.76, 0.70]  # 0.09, +0.08, +0.07, +0.06
+    for h in r.hits:
+        assert h.damage_exact and h.hitstun_ok and h.launch_ok, h
+    shine = r.hits[1]
+    # set knockback 80 on Fox: ((1 + 40) * 200/175 * 1.4 + 18) = 83.6 -> hitstun 33, launch 2.508
+    assert (shine.damage_observed, shine.hitstun_observed, shine.hitstun_predicted) == (5.0, 33, 33)
+    assert shine.launch_speed_predicted == pytest.approx(2.508, abs=1e-4)
+    assert shine.launch_speed_observed == pytest.approx(2.508, abs=1e-3)
+
+
+@needs_replays
+def test_marth_game_damage_staleness_and_what_the_data_lacks(results):
+    r = results[0]["pyslippi_game.slp"]
+    assert r.version == "1.0.0"
+    assert all(h.hitstun_observed is None and h.launch_speed_observed is None for h in r.hits)  # too old to carry them
+    throws = [h for h in r.hits if h.move in ("fthrow", "uthrow")]
+    assert len(throws) == 5 and all(h.damage_predicted is None and "throw" in h.note for h in throws)
+    laser = [h for h in r.hits if h.move.startswith("projectile")]
+    assert len(laser) == 1 and laser[0].attacker == "FOX" and laser[0].attack_id == 18
+    # Every other hit's damage is some active hitbox's damage x the stale factor rebuilt from the replay.
+    data_hits = [h for h in r.hits if h.damage_predicted is not None]
+    assert len(data_hits) == 41 and all(h.damage_any_hitbox for h in data_hits)
+    pummels = [h for h in r.hits if h.move == "pummel"]
+    assert [round(h.damage_observed, 2) for h in pummels] == [3.0, 2.85, 3.0, 2.82, 3.0]
+    assert all(h.damage_exact and h.hitstun_predicted is None for h in pummels)
+    # Two 1% rises with no Marth attack out (Marth 100 units away) are kept apart, not counted.
+    assert [(u.frame, u.damage) for u in r.unattributed] == [(1436, 1.0), (2457, 1.0)]
+
+
+@needs_replays
+def test_cli_table_json_and_exit_codes(tmp_path, capsys):
+    out = tmp_path / "deep" / "fid.json"
+    files = [str(p) for p in sorted(REPLAYS.glob("*.slp"))]
+    assert cli.main(["fidelity", *files, "--json", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert "damage exact" in cap.out and "MARTH" in cap.out and "usmash" in cap.out
+    assert sum("skipped" in ln for ln in cap.err.splitlines()) == len(BAD)
+    doc = json.loads(out.read_text())
+    assert set(doc) >= {"hits", "summary", "per_move", "errors", "files", "unattributed"}
+    need = {"attacker", "move", "damage_observed", "damage_predicted", "hitstun_observed", "hitstun_predicted",
+            "launch_speed_observed", "launch_speed_predicted", "file", "frame", "victim", "percent_before"}
+    assert doc["hits"] and all(need <= set(h) for h in doc["hits"])
+    s = doc["summary"]
+    assert s["hits"] == len(doc["hits"]) and s["hitstun_hits"] == 7 and s["hitstun_within_1"] == 1.0
+    assert not list(out.parent.glob("*.tmp"))
+    assert cli.main(["fidelity", str(REPLAYS / BAD[0])]) == 1
+    assert BAD[0] in capsys.readouterr().err
