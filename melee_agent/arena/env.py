@@ -29,7 +29,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
@@ -87,6 +87,9 @@ class Arena:
             cpu_level=torch.full((num_envs,), float(levels[0]), device=self.device)))
         self._all = torch.ones(num_envs, dtype=torch.bool, device=self.device)
         self._macro = MacroProgress.fresh(num_envs, self.device)
+        #: Called with the state after every frame (``step`` and ``step_async``), where not None:
+        #: how a viewer records a game frame by frame (it costs one Python call per frame).
+        self.on_frame: Callable[[EnvState], None] | None = None
 
     @property
     def cpu_levels(self) -> torch.Tensor:
@@ -155,6 +158,8 @@ class Arena:
         for _ in range(int(lens.max())):
             f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
             self.state = where(active, f.state, self.state)
+            if self.on_frame is not None:
+                self.on_frame(self.state)
             acc = Totals(*(torch.where(active, n, o) for n, o in zip(f.totals, acc)))
             cur, mf = f.action, f.frame
             terminal |= f.terminal & active
@@ -179,6 +184,8 @@ class Arena:
         while True:
             f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
             self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame
+            if self.on_frame is not None:
+                self.on_frame(self.state)
             if bool(f.ready.any()):
                 break
             start = torch.zeros_like(start)  # later frames continue the macros
