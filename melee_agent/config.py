@@ -65,7 +65,13 @@ class EnvConfig:
     # reset (weights optional, one per level); empty: every episode plays cpu_level.
     cpu_levels: list[int] = field(default_factory=list)
     level_weights: list[float] = field(default_factory=list)
+    # The dodging task's frame limit (a cut); a fight's clock is always Melee's 8:00 (28,800 frames).
     max_frames: int = 3_600
+    # Arena only: "dodge" (the Untouchable task) or "fight" (whole 4-stock games, DESIGN.md "Fights").
+    game: str = "dodge"
+    # Arena only: frames between the agent's controller state and the game reading it (the
+    # Computer Melee Championship plays at 18 and 21).
+    delay_frames: int = 0
     # Arena only: torch.compile the frame (3-9x faster frames; ~1-3 minutes of compiling per
     # batch size on first use, cached on disk after that).
     compile: bool = False

@@ -36,6 +36,9 @@ def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu",
             level = level[0]
         if num_envs != 1:
             raise ValueError(f"a Dolphin worker plays one game at a time; got envs={num_envs}")
+        if cfg.env.game != "dodge" or cfg.env.delay_frames:
+            raise ValueError(f"env.game={cfg.env.game!r}, env.delay_frames={cfg.env.delay_frames}: Dolphin plays the "
+                             "dodging task without added delay so far (fights in Dolphin come with fight training)")
         return DolphinEnv(cfg.dolphin, cpu_level=level, action_set=cfg.env.action_set, reward=cfg.env.reward,
                           max_frames=cfg.env.max_frames, device=device)
     raise ValueError(f"unknown env {kind!r}; known: {', '.join(ENVS)}")
@@ -65,6 +68,7 @@ def _arena(cfg: Config, num_envs: int, level: int | list[int], device: str | tor
     """An arena with the config's action set, reward, frame limit and compile setting."""
     from melee_agent.arena import Arena  # noqa: PLC0415
 
+    dodge = cfg.env.game == "dodge"
     return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,
-                 reward=cfg.env.reward, max_frames=cfg.env.max_frames, compile=cfg.env.compile,
-                 level_weights=weights, spread_levels=spread)
+                 reward=cfg.env.reward, max_frames=cfg.env.max_frames if dodge else None, compile=cfg.env.compile,
+                 level_weights=weights, spread_levels=spread, game=cfg.env.game, delay_frames=cfg.env.delay_frames)

@@ -25,8 +25,9 @@ from typing import Any, NamedTuple
 import torch
 from melee.enums import Action
 
-REWARDS = ("untouchable", "damage")
+REWARDS = ("untouchable", "damage", "fight")
 MAX_FRAMES = 3_600  # one minute at 60 frames per second
+GAME_FRAMES = 28_800  # 8:00 at 60 frames per second: Melee's standard time limit (DESIGN.md "Fights")
 STANDING = Action.STANDING.value
 
 
@@ -56,12 +57,15 @@ def damage_reward(dealt: torch.Tensor, taken: torch.Tensor, stocks_taken: torch.
 
 def frame_outcome(untouchable: bool, *, agent_action: torch.Tensor, is_noop: torch.Tensor, taken: torch.Tensor,
                   dealt: torch.Tensor, lost: torch.Tensor, took: torch.Tensor, agent_stock: torch.Tensor,
-                  opponent_stock: torch.Tensor, episode_frame: torch.Tensor, max_frames: int) -> FrameOutcome:
+                  opponent_stock: torch.Tensor, episode_frame: torch.Tensor, max_frames: int,
+                  timed: bool = False) -> FrameOutcome:
     """One frame's reward and episode end, from what the frame did (``[B]`` each).
 
     ``taken``/``dealt`` are this frame's damage, ``lost``/``took`` its stocks lost and taken,
     ``agent_stock``/``opponent_stock`` the stocks after it, ``episode_frame`` the frames played in
-    the episode including this one. ``untouchable`` picks that reward (else ``damage``).
+    the episode including this one. ``untouchable`` picks that reward (else ``damage``, which
+    ``fight`` shares). ``timed``: the episode is a whole game and ``max_frames`` its clock, whose
+    end is the game's end (terminal), not a cut.
     """
     hit = (taken > 0) | (lost > 0)
     if untouchable:
@@ -70,8 +74,26 @@ def frame_outcome(untouchable: bool, *, agent_action: torch.Tensor, is_noop: tor
     else:
         reward = damage_reward(dealt, taken, took, lost)
         terminal = (agent_stock <= 0) | (opponent_stock <= 0)
-    truncated = ~terminal & (episode_frame >= max_frames)
-    return FrameOutcome(reward, hit, terminal, truncated)
+    time_up = episode_frame >= max_frames
+    if timed:
+        return FrameOutcome(reward, hit, terminal | time_up, torch.zeros_like(terminal))
+    return FrameOutcome(reward, hit, terminal, ~terminal & time_up)
+
+
+def game_result(agent_stock: torch.Tensor, opponent_stock: torch.Tensor, agent_percent: torch.Tensor,
+                opponent_percent: torch.Tensor) -> torch.Tensor:
+    """How a game that has ended came out for the agent: +1 won, -1 lost, 0 a draw (``[B]`` int64).
+
+    Melee's stock rules at the end (DESIGN.md "Fights"): more stocks wins (a player with none has
+    lost); with equal stocks, less percent wins; equal stocks and percent is a draw.
+
+    >>> t = lambda *v: torch.tensor(v, dtype=torch.float32)
+    >>> game_result(t(1, 0, 2, 2), t(0, 3, 2, 2), t(50, 0, 30, 40), t(0, 0, 60, 40)).tolist()
+    [1, -1, 1, 0]
+    """
+    by_stock = torch.sign(agent_stock - opponent_stock)
+    by_percent = torch.sign(opponent_percent - agent_percent)
+    return torch.where(by_stock != 0, by_stock, by_percent).long()
 
 
 @dataclass

@@ -45,6 +45,12 @@ class StepInfo(NamedTuple):
     stocks_taken: torch.Tensor  # int64
     final_obs: torch.Tensor  # float32 [B, 27]: the state the macro ended in (the episode's last where done)
     cpu_level: torch.Tensor  # int64: the CPU level the episode is played against (before any reset)
+    # As of the macro's last frame, before any reset (what a fight's result is read from):
+    agent_stocks: torch.Tensor | None = None  # int64
+    opponent_stocks: torch.Tensor | None = None  # int64
+    agent_percent: torch.Tensor | None = None  # float32
+    opponent_percent: torch.Tensor | None = None  # float32
+    game_over: torch.Tensor | None = None  # bool: the game itself ended (no stocks left, or the clock)
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):
@@ -57,8 +63,13 @@ class StepInfo(NamedTuple):
 
 def step_info(*, ready: Any, hit: Any, terminal: Any, truncated: Any, frames: Any, episode_frame: Any,
               episode_return: Any, damage_taken: Any, damage_dealt: Any, stocks_lost: Any, stocks_taken: Any,
-              final_obs: torch.Tensor, cpu_level: Any) -> StepInfo:
-    """The one constructor of :class:`StepInfo`: tensors (or numbers, for B = 1) in, fixed dtypes out."""
+              final_obs: torch.Tensor, cpu_level: Any, agent_stocks: Any = 0, opponent_stocks: Any = 0,
+              agent_percent: Any = 0.0, opponent_percent: Any = 0.0, game_over: Any = False) -> StepInfo:
+    """The one constructor of :class:`StepInfo`: tensors (or numbers, for B = 1) in, fixed dtypes out.
+
+    An environment that does not track the game's stocks and percent leaves them 0 (and
+    ``game_over`` false).
+    """
     device = final_obs.device
 
     def as_(value: Any, dtype: torch.dtype) -> torch.Tensor:
@@ -66,10 +77,12 @@ def step_info(*, ready: Any, hit: Any, terminal: Any, truncated: Any, frames: An
         return (t.view(1) if t.dim() == 0 else t).to(dtype)
 
     b, i, f = torch.bool, torch.long, torch.float32
+    n = final_obs.shape[0]
     return StepInfo(as_(ready, b), as_(hit, b), as_(terminal, b), as_(truncated, b), as_(frames, i),
                     as_(episode_frame, i), as_(episode_return, f), as_(damage_taken, f), as_(damage_dealt, f),
-                    as_(stocks_lost, i), as_(stocks_taken, i), final_obs,
-                    as_(cpu_level, i).expand(final_obs.shape[0]))
+                    as_(stocks_lost, i), as_(stocks_taken, i), final_obs, as_(cpu_level, i).expand(n),
+                    as_(agent_stocks, i).expand(n), as_(opponent_stocks, i).expand(n),
+                    as_(agent_percent, f).expand(n), as_(opponent_percent, f).expand(n), as_(game_over, b).expand(n))
 
 
 StepResult = tuple[torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]  # (obs, reward, done, info)

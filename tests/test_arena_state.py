@@ -25,7 +25,7 @@ def test_put_replaces_one_players_column_and_leaves_the_input_alone():
 
 def test_where_selects_whole_environments_in_every_field():
     a = EnvState.zeros(3, torch.device("cpu"))
-    b = EnvState(PlayerState(*(t + 1 for t in a.players)), GameState(*(t + 2 for t in a.game)))
+    b = EnvState(PlayerState(*(t + 1 for t in a.players)), GameState(*(t + 2 for t in a.game)), a.inputs)
     mixed = where(torch.tensor([True, False, True]), b, a)
     for t in mixed.players:
         assert t[:, 0].tolist() == [1.0, 0.0, 1.0] and t[:, 1].tolist() == [1.0, 0.0, 1.0]

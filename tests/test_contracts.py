@@ -23,7 +23,9 @@ from tests.test_dolphin_loop import replay_env
 DTYPES = {"ready": torch.bool, "hit": torch.bool, "terminal": torch.bool, "truncated": torch.bool,
           "frames": torch.long, "episode_frame": torch.long, "episode_return": torch.float32,
           "damage_taken": torch.float32, "damage_dealt": torch.float32, "stocks_lost": torch.long,
-          "stocks_taken": torch.long, "final_obs": torch.float32, "cpu_level": torch.long}
+          "stocks_taken": torch.long, "final_obs": torch.float32, "cpu_level": torch.long,
+          "agent_stocks": torch.long, "opponent_stocks": torch.long, "agent_percent": torch.float32,
+          "opponent_percent": torch.float32, "game_over": torch.bool}
 
 
 def _check_info(info: StepInfo, B: int) -> None:

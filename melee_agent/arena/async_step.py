@@ -60,8 +60,11 @@ class FrameConsts:
     mix: LevelMix  # the levels drawn at each episode reset
     seed: torch.Tensor  # 0-d, so a compiled frame does not specialize (and recompile) on each seed
     spawn_x: torch.Tensor  # [2]: respawn spots (guess)
-    untouchable: bool  # the reward: untouchable, else damage
-    max_frames: int
+    untouchable: bool  # the reward: untouchable, else damage (and fight)
+    max_frames: int  # the frame limit (dodging) or the game's clock (fights)
+    timed: bool  # the episode is a whole game: the clock's end is terminal, not a cut
+    delay: int  # frames between the agent's controller state and the game reading it
+    neutral: torch.Tensor  # [C]: the controller at rest (what is in flight when a game starts)
 
 
 @dataclass(frozen=True)
@@ -104,14 +107,18 @@ def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc
     cur = torch.where(start, actions, cur)
     mf = torch.where(start, 0, mf)
     acc = Totals(*(torch.where(start, 0.0, a) for a in acc))
-    ctrl = c.table[:, cur, mf]
+    ctrl = c.table[:, cur, mf]  # [C, B]: what the agent presses this frame
+    if c.delay > 0:  # the game reads what was pressed `delay` frames ago
+        inputs = state.inputs
+        state = state._replace(inputs=torch.cat((inputs[:, 1:], ctrl.t().unsqueeze(1)), 1))
+        ctrl = inputs[:, 0].t()
     state, damage, ko = game_frame(state, ctrl, c.tables, c.levels, c.seed, c.spawn_x)
     mf = mf + 1
     ps = state.players
     out = frame_outcome(c.untouchable, agent_action=ps.action[:, AGENT], is_noop=cur == c.noop_index,
                         taken=damage[:, AGENT], dealt=damage[:, CPU], lost=ko[:, AGENT], took=ko[:, CPU],
                         agent_stock=ps.stock[:, AGENT], opponent_stock=ps.stock[:, CPU],
-                        episode_frame=state.game.episode_frame, max_frames=c.max_frames)
+                        episode_frame=state.game.episode_frame, max_frames=c.max_frames, timed=c.timed)
     add = (out.reward, 1.0, damage[:, AGENT], damage[:, CPU], ko[:, AGENT].float(), ko[:, CPU].float(),
            out.hit.float())
     acc = Totals(*(a + b for a, b in zip(acc, add)))

@@ -41,17 +41,30 @@ from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
-from melee_agent.rewards import MAX_FRAMES, check_reward
+from melee_agent.arena.games import GAMES, MAX_DELAY, check_game
+from melee_agent.rewards import check_reward
 from melee_agent.vecenv import StepResult, step_info
 
 
 class Arena:
     def __init__(self, num_envs: int, cpu_level: int | Sequence[int] = 9, device: str | torch.device = "cpu",
-                 seed: int = 0, action_set: str = "untouchable", reward: str = "untouchable",
-                 max_frames: int = MAX_FRAMES, compile: bool = False, level_weights: Sequence[float] | None = None,
-                 spread_levels: bool = False):
+                 seed: int = 0, action_set: str | None = None, reward: str | None = None,
+                 max_frames: int | None = None, compile: bool = False, level_weights: Sequence[float] | None = None,
+                 spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
+        self.game = check_game(game)
+        rules = GAMES[self.game]
+        action_set = rules.action_set if action_set is None else action_set
+        reward = check_reward(rules.reward if reward is None else reward)
+        if reward not in rules.rewards:
+            raise ValueError(f"reward {reward!r} does not fit game {game!r}; it takes {', '.join(rules.rewards)}")
+        max_frames = rules.max_frames if max_frames is None else int(max_frames)
+        if max_frames <= 0:
+            raise ValueError(f"max_frames must be positive, got {max_frames}")
+        if isinstance(delay_frames, bool) or not isinstance(delay_frames, int) or not 0 <= delay_frames <= MAX_DELAY:
+            raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
+        self.delay_frames = delay_frames
         self.device = torch.device(device)
         levels = check_levels(cpu_level)  # raises on a level outside 1-9
         mix = LevelMix.of(levels, level_weights, self.device, spread=spread_levels)
@@ -63,28 +76,31 @@ class Arena:
         self._frame_async = compiled(frame_async) if compile else frame_async
         self._finish_decision = compiled(storage.finish_decision) if compile else storage.finish_decision
         self.action_set = action_set
-        self.reward_kind = check_reward(reward)
+        self.reward_kind = reward
         self.max_frames = max_frames
         aset = get_action_set(action_set)
         self.num_actions = aset.num_actions
         self.noop_index = aset.noop_index
         self._lengths = torch.as_tensor(aset.lengths, device=self.device)
         self.T = build_tables(self.device)
+        # [button, action, frame]: a frame's controller state is one row per button (contiguous).
+        table = torch.as_tensor(aset.table, device=self.device).permute(2, 0, 1).contiguous()
         self._consts = FrameConsts(
-            # [button, action, frame]: a frame's controller state is one row per button (contiguous).
-            table=torch.as_tensor(aset.table, device=self.device).permute(2, 0, 1).contiguous(),
+            table=table,
             lengths=self._lengths, noop_index=self.noop_index, tables=self.T,
             levels=LevelTable.build(self.device), mix=mix,
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
-            untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames)
+            untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
+            delay=delay_frames, neutral=table[:, self.noop_index, 0].clone())
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
-        self.state = EnvState.zeros(num_envs, self.device)
-        self.state = self.state._replace(game=self.state.game._replace(
-            env_id=torch.arange(num_envs, device=self.device, dtype=torch.float32),
-            episode=torch.full((num_envs,), -1.0, device=self.device),
-            cpu_level=torch.full((num_envs,), float(levels[0]), device=self.device)))
+        with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
+            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0])
+            self.state = state._replace(game=state.game._replace(
+                env_id=torch.arange(num_envs, device=self.device, dtype=torch.float32),
+                episode=torch.full((num_envs,), -1.0, device=self.device),
+                cpu_level=torch.full((num_envs,), float(levels[0]), device=self.device)))
         self._all = torch.ones(num_envs, dtype=torch.bool, device=self.device)
         self._macro = MacroProgress.fresh(num_envs, self.device)
         #: Called with the state after every frame (``step`` and ``step_async``), where not None:
@@ -114,8 +130,9 @@ class Arena:
             out[who] = fields
         return out
 
+    @torch.inference_mode()
     def reset(self) -> torch.Tensor:
-        self.state = storage.reset_envs(self.state, self._all, self._consts.seed, self._consts.mix)
+        self.state = storage.reset_envs(self.state, self._all, self._consts.seed, self._consts.mix, self._consts.neutral)
         self._macro = MacroProgress.fresh(self.num_envs, self.device)  # every environment chooses next
         return self.observe()
 
@@ -134,13 +151,18 @@ class Arena:
 
     def _finish(self, ready: torch.Tensor, done: torch.Tensor, action: torch.Tensor, acc: Totals,
                 terminal: torch.Tensor, truncated: torch.Tensor) -> StepResult:
+        c = self._consts
         out = self._finish_decision(self.state, ready, done, action.float(), acc.reward, self.T, self.num_actions,
-                                    self._consts.seed, self._consts.mix, self.compiled)
+                                    c.seed, c.mix, c.neutral, self.compiled)
         self.state = out.state
+        stock, percent = out.stock, out.percent
+        game_over = done & ((stock <= 0).any(1) | (c.timed & (out.episode_frame >= c.max_frames)))
         info = step_info(ready=ready, hit=acc.hit > 0, terminal=terminal, truncated=truncated, frames=acc.frames,
                          episode_frame=out.episode_frame, episode_return=out.episode_return,
                          damage_taken=acc.damage_taken, damage_dealt=acc.damage_dealt, stocks_lost=acc.stocks_lost,
-                         stocks_taken=acc.stocks_taken, final_obs=out.final, cpu_level=out.cpu_level)
+                         stocks_taken=acc.stocks_taken, final_obs=out.final, cpu_level=out.cpu_level,
+                         agent_stocks=stock[:, AGENT], opponent_stocks=stock[:, CPU], agent_percent=percent[:, AGENT],
+                         opponent_percent=percent[:, CPU], game_over=game_over)
         return out.next, acc.reward, done, info
 
     @torch.inference_mode()

@@ -108,39 +108,55 @@ class EnvState(NamedTuple):
 
     players: PlayerState
     game: GameState
+    inputs: Tensor
+    """``[B, delay, C]``: the agent's controller states on their way to the game (input delay), the
+    oldest first; ``[B, 0, C]`` without delay."""
 
     @classmethod
-    def zeros(cls, num_envs: int, device: torch.device) -> EnvState:
-        """All fields 0 (an arena then resets it into real games)."""
+    def zeros(cls, num_envs: int, device: torch.device, delay: int = 0, buttons: int = 1) -> EnvState:
+        """All fields 0 (an arena then resets it into real games); ``delay`` frames of ``buttons`` columns in flight."""
         z2 = lambda: torch.zeros(num_envs, 2, device=device)  # noqa: E731
         z1 = lambda: torch.zeros(num_envs, device=device)  # noqa: E731
-        return cls(PlayerState(*(z2() for _ in PlayerState._fields)), GameState(*(z1() for _ in GameState._fields)))
+        return cls(PlayerState(*(z2() for _ in PlayerState._fields)), GameState(*(z1() for _ in GameState._fields)),
+                   torch.zeros(num_envs, delay, buttons, device=device))
 
 
 def put(field: Tensor, p: int, value: Tensor | float) -> Tensor:
     """``field`` (``[B, 2]``) with player ``p``'s column replaced by ``value`` (``[B]`` or a number), as a new tensor.
 
-    Built by stacking the two columns (player-major underneath, like the rest of a frame), so a
-    compiled frame keeps one ``[B, 2]`` iteration space.
+    Built by stacking the two columns into a contiguous ``[B, 2]`` (the layout of every field), so
+    a compiled frame keeps one ``[B, 2]`` iteration space.
     """
     value = torch.as_tensor(value, dtype=field.dtype, device=field.device).expand(field.shape[0])
     parts = [value, field[:, 1]] if p == AGENT else [field[:, 0], value]
-    return torch.stack(parts, 0).t()
+    return torch.stack(parts, 1)
 
 
-_T = TypeVar("_T", EnvState, PlayerState, GameState)
+_T = TypeVar("_T", EnvState, PlayerState, GameState)  # noqa: PYI001
 
 
 def where(mask: Tensor, new: _T, old: _T) -> _T:
     """Per environment (``mask`` ``[B]`` bool): ``new``'s fields where it holds, ``old``'s elsewhere."""
     if isinstance(new, EnvState):
-        return EnvState(where(mask, new.players, old.players), where(mask, new.game, old.game))
+        return EnvState(contiguous(where(mask, new.players, old.players)), where(mask, new.game, old.game),
+                        torch.where(mask.view(-1, 1, 1), new.inputs, old.inputs))
     return type(new)(*(torch.where(mask.view(-1, *([1] * (n.dim() - 1))), n, o) for n, o in zip(new, old)))
+
+
+def contiguous(players: PlayerState) -> PlayerState:
+    """Every ``[B, 2]`` field contiguous, copying only those that are not.
+
+    One layout for every state a frame returns: ``torch.compile`` specializes a frame on its
+    inputs' strides, so states whose fields differ in layout (by the op that last wrote each)
+    would each compile the frame again. Contiguous is the layout compiled frames return.
+    """
+    return PlayerState(*(t.contiguous() for t in players))
 
 
 def clone(state: EnvState) -> EnvState:
     """A copy whose tensors share no memory with ``state``'s."""
-    return EnvState(PlayerState(*(t.clone() for t in state.players)), GameState(*(t.clone() for t in state.game)))
+    return EnvState(PlayerState(*(t.clone() for t in state.players)), GameState(*(t.clone() for t in state.game)),
+                    state.inputs.clone())
 
 
 def with_player(state: EnvState, p: int, **fields: Tensor | float) -> EnvState:

@@ -19,7 +19,7 @@ from melee_agent.actions import COL
 from melee_agent.arena import data as d
 from melee_agent.arena.cpu_levels import LevelTable, LevelTensors
 from melee_agent.arena.draws import CpuDraws
-from melee_agent.arena.env_state import AGENT, CPU, EnvState, GameState, PlayerState, put
+from melee_agent.arena.env_state import AGENT, CPU, EnvState, PlayerState, contiguous, put
 from melee_agent.arena.tables import AIRDODGE_FRAMES, LANDING_SPECIAL_FRAMES, MOVE_INDEX, NUM_MARTH_MOVES
 from melee_agent.arena.tables import SHINE_END_LAG, Tables
 
@@ -44,7 +44,7 @@ def _start(ps: PlayerState, p: int | None, mask: Tensor, act: float | Tensor, mo
     """
     if p is not None:
         off = torch.zeros_like(mask)
-        mask = torch.stack((mask, off) if p == AGENT else (off, mask)).t()
+        mask = torch.stack((mask, off) if p == AGENT else (off, mask), 1)
         act, move, busy = (v.unsqueeze(1) if isinstance(v, Tensor) else v for v in (act, move, busy))
     return ps._replace(action=torch.where(mask, act, ps.action), move=torch.where(mask, move, ps.move),
                        busy_left=torch.where(mask, busy, ps.busy_left),
@@ -271,7 +271,7 @@ def _cpu_start_attack(state: EnvState, T: Tables, level: LevelTensors, u: CpuDra
     # After an attack it always waits `recover` frames, plus a random rest, before the next one.
     cooldown = T.length[move.long()] + level.recover + (u.rest * level.rest).floor()
     game = state.game._replace(cpu_cooldown=torch.where(attack, cooldown, state.game.cpu_cooldown))
-    return EnvState(ps, game)
+    return state._replace(players=ps, game=game)
 
 
 def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors, idle: Tensor) -> PlayerState:
@@ -301,7 +301,7 @@ def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws) -
     ps = ps._replace(facing=put(ps.facing, CPU, torch.where(free, torch.where(dx >= 0, 1.0, -1.0), ps.facing[:, CPU])))
     fc = _forecast_agent(ps, T)
     choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free, state.game.cpu_cooldown <= 0)
-    state = _cpu_start_attack(EnvState(ps, state.game), T, level, u, choice)
+    state = _cpu_start_attack(state._replace(players=ps), T, level, u, choice)
     return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack))
 
 
@@ -473,7 +473,7 @@ def _count_down(state: EnvState) -> EnvState:
                      **{name: (getattr(ps, name) - 1).clamp(min=0)
                         for name in ("hitstun_frames_left", "invulnerability_left", "busy_left")})
     g = g._replace(cpu_cooldown=(g.cpu_cooldown - 1).clamp(min=0), tick=g.tick + 1, episode_frame=g.episode_frame + 1)
-    return EnvState(ps, g)
+    return state._replace(players=ps, game=g)
 
 
 def game_frame(state: EnvState, ctrl: Tensor, T: Tables, levels: LevelTable, seed: int | Tensor,
@@ -487,8 +487,8 @@ def game_frame(state: EnvState, ctrl: Tensor, T: Tables, levels: LevelTable, see
     ps = _agent_control(ps, ctrl)
     g = state.game
     level = levels.at(g.cpu_level)
-    state = _cpu_control(EnvState(ps, g), T, level, CpuDraws.draw(g.env_id, g.tick, seed, NUM_MARTH_MOVES))
+    state = _cpu_control(state._replace(players=ps), T, level, CpuDraws.draw(g.env_id, g.tick, seed, NUM_MARTH_MOVES))
     ps = _ledge_catch(_physics(state.players, T))
     ps, damage, _ = _hits(ps, T, intangible(ps, T))
     ps, ko = _blast_zones(_shield(ps), spawn_x)
-    return FrameResult(EnvState(ps, state.game), damage, ko)
+    return FrameResult(state._replace(players=contiguous(ps)), damage, ko)

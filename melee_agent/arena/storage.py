@@ -22,8 +22,11 @@ from melee_agent.arena.tables import Tables
 from melee_agent.state import RAW_FIELDS, encode_raw_matrix
 
 
-def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix) -> EnvState:
-    """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%, a CPU level from ``mix``."""
+def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor) -> EnvState:
+    """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%, a CPU level from ``mix``.
+
+    The controller states in flight (input delay) are all ``neutral`` (``[C]``): nothing pressed yet.
+    """
     g = state.game
     g = g._replace(episode=torch.where(mask, g.episode + 1, g.episode))
     u = ResetDraws.draw(g.env_id, g.episode, seed)
@@ -39,7 +42,7 @@ def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix) -> En
         position_x=torch.stack((ax, cx), 1), facing=torch.stack((side, -side), 1),
         action=both(float(Action.STANDING.value)), move=both(NO_MOVE), action_frame=both(1.0),
         on_ground=both(1.0), jumps_left=both(2.0), stock=both(4.0), shield_strength=both(d.SHIELD_MAX))
-    return EnvState(where(mask, fresh, state.players), g)
+    return EnvState(where(mask, fresh, state.players), g, torch.where(mask.view(-1, 1, 1), neutral, state.inputs))
 
 
 def observe(players: PlayerState, previous_action: Tensor, T: Tables, num_actions: int) -> Tensor:
@@ -63,10 +66,12 @@ class DecisionEnd(NamedTuple):
     episode_frame: Tensor  # [B]: the episode's frames, before any reset
     episode_return: Tensor  # [B]: its return
     cpu_level: Tensor  # [B]: the CPU level it was played against
+    stock: Tensor  # [B, 2]: both players' stocks, before any reset
+    percent: Tensor  # [B, 2]: both players' percent, before any reset
 
 
 def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor, reward: Tensor, T: Tables,
-                    num_actions: int, seed: Tensor, mix: LevelMix, compiled: bool) -> DecisionEnd:
+                    num_actions: int, seed: Tensor, mix: LevelMix, neutral: Tensor, compiled: bool) -> DecisionEnd:
     """Close the decisions of the ``ready`` environments and reset the ``done`` ones.
 
     ``compiled`` resets through masks without asking whether any environment is done (no host
@@ -75,12 +80,13 @@ def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor
     g = state.game
     g = g._replace(previous_action=torch.where(ready, action, g.previous_action),
                    episode_return=g.episode_return + torch.where(ready, reward, 0.0))
-    state = EnvState(state.players, g)
-    final = observe(state.players, g.previous_action, T, num_actions)
+    state = state._replace(game=g)
+    ended = state.players
+    final = observe(ended, g.previous_action, T, num_actions)
     nxt = final
     if compiled or bool(done.any()):
-        state = reset_envs(state, done, seed, mix)
+        state = reset_envs(state, done, seed, mix, neutral)
         fresh = observe(state.players, state.game.previous_action, T, num_actions)
         nxt = torch.where(done.unsqueeze(1), fresh, final)
-    return DecisionEnd(state, final, nxt, g.episode_frame, g.episode_return, g.cpu_level)
+    return DecisionEnd(state, final, nxt, g.episode_frame, g.episode_return, g.cpu_level, ended.stock, ended.percent)
 
