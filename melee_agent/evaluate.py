@@ -8,6 +8,10 @@ Reported: ``untouched_share`` (episodes that reach the frame limit without a hit
 length), and per-episode means of damage taken and dealt, stocks lost and taken. Where the
 episodes were played against more than one CPU level (an arena with a level mix), ``per_level``
 holds the same figures for each level and ``untouched_share_worst_level`` the lowest share.
+
+Where episodes are whole games (fights: ``info.game_over``), the report adds DESIGN.md's game
+figures: ``games``, ``wins``, ``losses``, ``draws``, ``win_rate`` and stocks and damage per game
+(a game's result by :func:`melee_agent.rewards.game_result`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any, Callable
 
 import torch
 
+from melee_agent.rewards import game_result
 from melee_agent.vecenv import VecEnv
 
 FPS = 60.0
@@ -62,10 +67,14 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
             levels = info.cpu_level.tolist()
             fh = first_hit.tolist()
             vals = {k: v.tolist() for k, v in running.items()}
+            over = info.game_over.tolist()
+            result = game_result(info.agent_stocks, info.opponent_stocks, info.agent_percent,
+                                 info.opponent_percent).tolist()
             for i in idx:
                 hit_frame = fh[i]
                 rows.append({"cpu_level": int(levels[i]), "untouched": float(hit_frame == 0),
                              "seconds_to_first_hit": (hit_frame if hit_frame else ep_frames[i]) / FPS,
+                             "game_over": float(over[i]), "result": float(result[i]) if over[i] else 0.0,
                              **{k: vals[k][i] for k in running}})
             if bar is not None:
                 bar.update(len(idx))
@@ -87,7 +96,7 @@ def summarize(rows: list[dict[str, float]]) -> dict[str, Any]:
     """The reported means over per-episode rows (one row per counted episode)."""
     n = len(rows)
     mean = lambda k: sum(r[k] for r in rows) / n  # noqa: E731
-    return {
+    out: dict[str, Any] = {
         "episodes": n,
         "untouched_share": mean("untouched"),
         "mean_seconds_to_first_hit": mean("seconds_to_first_hit"),
@@ -96,3 +105,12 @@ def summarize(rows: list[dict[str, float]]) -> dict[str, Any]:
         "stocks_lost": mean("stocks_lost"),
         "stocks_taken": mean("stocks_taken"),
     }
+    games = [r for r in rows if r.get("game_over")]
+    if games:
+        g = len(games)
+        per_game = lambda k: sum(r[k] for r in games) / g  # noqa: E731
+        wins, losses = sum(r["result"] > 0 for r in games), sum(r["result"] < 0 for r in games)
+        out.update(games=g, wins=wins, losses=losses, draws=g - wins - losses, win_rate=wins / g,
+                   stocks_taken_per_game=per_game("stocks_taken"), stocks_lost_per_game=per_game("stocks_lost"),
+                   damage_dealt_per_game=per_game("damage_dealt"), damage_taken_per_game=per_game("damage_taken"))
+    return out

@@ -24,14 +24,17 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=3.0, help="measured time per loop (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="B = 1 and 64, 0.5 s each (for tests)")
     p.add_argument("--eager", action="store_true", help="run the simulator op by op instead of compiled")
+    p.add_argument("--game", default="dodge", choices=("dodge", "fight"), help="the arena's game (default: %(default)s)")
+    p.add_argument("--delay", type=int, default=0, help="input delay in frames (default: %(default)s)")
 
 
 @torch.inference_mode()
-def _measure(B: int, kind: str, seconds: float, device: str, compile: bool) -> dict[str, float]:
+def _measure(B: int, kind: str, seconds: float, device: str, compile: bool, game: str = "dodge",
+             delay: int = 0) -> dict[str, float]:
     from melee_agent.arena import Arena  # noqa: PLC0415
     from melee_agent.model import DuelingDQN  # noqa: PLC0415
 
-    env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile)
+    env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile, game=game, delay_frames=delay)
     obs = env.reset()
     torch.manual_seed(0)  # the same (untrained) network every run, so runs compare
     model = DuelingDQN(num_actions=env.num_actions).to(device).eval()
@@ -77,8 +80,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if any(b <= 0 for b in sizes):
         raise ValueError(f"--envs must be positive batch sizes, got {args.envs}")
     compile = not args.eager
-    rows = [_measure(B, kind, seconds, args.device, compile) for B in sizes for kind in ("noop", "random", "dqn")]
-    print(f"arena game frames per second, summed over environments ({args.device}, "
+    rows = [_measure(B, kind, seconds, args.device, compile, args.game, args.delay)
+            for B in sizes for kind in ("noop", "random", "dqn")]
+    print(f"arena game frames per second, summed over environments (game {args.game}, delay {args.delay}, {args.device}, "
           f"{'compiled' if compile else 'eager'}, {torch.get_num_threads()} threads; one Dolphin = 60 frames/s)")
     print(f"{'envs':>6}  {'noop':>12}  {'random':>12}  {'dqn':>12}  {'ms/call (noop)':>14}  {'frames/decision (dqn)':>21}")
     by = {(r["envs"], r["loop"]): r for r in rows}
@@ -97,6 +101,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         m = t["measured"]
         print(f"target {name}: {t['target']:,} -> {'n/a' if m is None else f'{m:,.0f}'} "
               f"({'met' if t['met'] else 'NOT met'})")
-    return {"device": args.device, "compiled": compile, "threads": torch.get_num_threads(), "results": rows,
+    return {"device": args.device, "compiled": compile, "game": args.game, "delay_frames": args.delay, "threads": torch.get_num_threads(), "results": rows,
             "targets": targets,
             "best_noop_frames_per_s": best_noop}
