@@ -14,10 +14,12 @@ from the generated game data (:mod:`melee_agent.arena.gamedata`) and Melee's for
   frame (Slippi 3.5.0 and later).
 
 Which hitbox: the attacker's hitboxes active on that action frame that can hit the victim (grounded
-or airborne); where they differ, the lowest id (the game's precedence) whose hitbox, swept from its
-position one frame earlier, touches the victim's body in the arena's model (an upright capsule),
-else the nearest one. Percent rises with no attack of Fox's or Marth's out (stage elements) are
-listed apart as unattributed. docs/fidelity.md has the figures and every miss explained.
+or airborne, where the replay records it: Slippi 2.0.0 on); where they differ, the lowest id (the
+game's precedence) whose hitbox, swept from its position one frame earlier, touches the victim's
+body in the arena's model (an upright capsule), else the nearest one. A throw is predicted from its
+throw command and Fox's laser from its projectile hit (gamedata ``throws.csv``, ``projectiles.csv``).
+Percent rises with no attack of Fox's or Marth's out (stage elements) are listed apart as
+unattributed. docs/fidelity.md has the figures and every miss explained.
 
 Bad files raise :class:`~melee_agent.slp.ReplayError` naming the file; a file's hits are returned
 only once the whole file has been read.
@@ -47,7 +49,10 @@ LAUNCH_TOLERANCE = 0.05  # relative
 # (hitstun) from 2.0.0; attack-based speeds from 3.5.0.
 HITSTUN_SINCE = (2, 0, 0)
 LAUNCH_SPEED_SINCE = (3, 5, 0)
-# Throws: the attack ids slippi-js moves.ts gives them; the dump holds no throw data (SOURCES.md).
+# The post-frame "is airborne" byte (0x2F) is from 2.0.0 too; before it libmelee reports every player
+# on the ground, so a replay that old does not say which of a move's hitboxes could hit the victim.
+GROUND_SINCE = (2, 0, 0)
+# Throws: the attack ids slippi-js moves.ts gives them (their damage and knockback: gamedata throws.csv).
 THROWS = {Action.THROW_FORWARD.value: ("fthrow", 53), Action.THROW_BACK.value: ("bthrow", 54),
           Action.THROW_UP.value: ("uthrow", 55), Action.THROW_DOWN.value: ("dthrow", 56)}
 #: slippi-js src/melee/moves.ts short names of the game's attack ids.
@@ -112,7 +117,7 @@ class HitRecord(NamedTuple):
     hitstun_predicted: int | None
     launch_speed_observed: float | None
     launch_speed_predicted: float | None
-    damage_any_hitbox: bool  # diagnostic: the observed damage is some active hitbox's damage x the stale factor
+    damage_any_hitbox: bool  # diagnostic: observed = some active hitbox's (throw's, projectile's) damage x stale
     note: str
 
     @property
@@ -234,10 +239,19 @@ def read_replay(path: str | os.PathLike) -> Replay:
 
 # --- analysis -----------------------------------------------------------------------------------
 
+def candidate_hitboxes(attacker: PlayerFrame, victim: PlayerFrame, carries_ground: bool) -> tuple[gd.Hitbox, ...]:
+    """The attacker's hitboxes active on its action frame that can hit ``victim``: grounded or airborne
+    as the replay records it (Slippi 2.0.0 on); every active hitbox where the replay cannot say."""
+    return tuple(h for h in gd.hitboxes_at(attacker.character, attacker.action, attacker.action_frame)
+                 if not carries_ground or (h.hits_grounded if victim.on_ground else h.hits_airborne))
+
+
 def _pick_hitbox(candidates: tuple[gd.Hitbox, ...], attacker: PlayerFrame, attacker_prev: PlayerFrame | None,
                  victim: PlayerFrame) -> tuple[gd.Hitbox, str]:
     """The hitbox that hit: all alike -> the first; else the lowest id touching the victim's body (the
-    arena's body model), else the nearest."""
+    arena's body model), else the nearest. The game's rule (doldecomp/melee ``ftColl_80078C70``): the
+    attacker's hitbox slots are tried in order 0..3 against every hurt capsule of the victim, and the
+    first that connects marks the whole attack as having hit, so later slots skip the victim."""
     first = candidates[0]
     key = lambda h: (h.damage, h.angle, h.base_kb, h.kb_growth, h.set_kb)  # noqa: E731
     if all(key(h) == key(first) for h in candidates):
@@ -276,7 +290,8 @@ def hitbox_gap(h: gd.Hitbox, attacker: PlayerFrame, attacker_prev: PlayerFrame |
     """Distance between hitbox ``h`` and the victim's body, 0 or less where they touch.
 
     The hitbox is a circle swept from where the same hitbox id was one frame earlier to where it is
-    now (SmashWiki "Hitbox": hitboxes occupy the space between their last and current positions);
+    now (SmashWiki "Hitbox"; doldecomp/melee ``lbColl_80006E58`` tests the capsule from the hitbox's
+    previous to its current position against each hurt capsule);
     the body is the arena's model, a vertical capsule from the victim's position up ``height``
     (libmelee characterdata ``size``) with radius BODY_RADIUS (the arena's guess, data.py)."""
     if math.isnan(h.x):
@@ -292,9 +307,9 @@ def hitbox_gap(h: gd.Hitbox, attacker: PlayerFrame, attacker_prev: PlayerFrame |
     return _segment_distance(then, now, *body) - h.radius - BODY_RADIUS
 
 
-def _predict(h: gd.Hitbox, stale: float, victim: PlayerFrame, victim_attrs: gd.CharacterAttributes,
-             crouching: bool) -> tuple[float, float, float, float]:
-    """(damage, knockback, hitstun, launch speed) for hitbox ``h`` on ``victim``."""
+def _predict(h: gd.Hitbox | gd.Throw | gd.Projectile, stale: float, victim: PlayerFrame,
+             victim_attrs: gd.CharacterAttributes, crouching: bool) -> tuple[float, float, float, float]:
+    """(damage, knockback, hitstun, launch speed) for hitbox (or throw, or projectile hit) ``h`` on ``victim``."""
     damage = torch.tensor(h.damage, dtype=torch.float64) * stale
     p = kb.knockback_percent(torch.tensor(victim.percent, dtype=torch.float64), damage)
     k = kb.knockback(p, h.damage, victim_attrs.weight, h.kb_growth, h.base_kb, h.set_kb)
@@ -307,6 +322,7 @@ def analyse(replay: Replay) -> FileResult:
     name = Path(replay.path).name
     carries_hitstun = replay.version >= HITSTUN_SINCE
     carries_launch = replay.version >= LAUNCH_SPEED_SINCE
+    carries_ground = replay.version >= GROUND_SINCE
     queues: dict[int, list[int]] = defaultdict(list)  # port -> attack ids, most recent first
     instance: dict[int, int] = defaultdict(int)  # port -> attack instance counter (new action = new instance)
     pushed: dict[int, int] = {}  # port -> instance last pushed into its queue
@@ -331,7 +347,7 @@ def analyse(replay: Replay) -> FileResult:
                 if vq is None or v.percent <= vq.percent + 1e-6 or a.character not in FIGHTERS:
                     continue
                 rec = _hit(name, fr, aport, a, prev.players.get(aport), vport, v, vq, queues[aport],
-                           carries_hitstun, carries_launch)
+                           carries_hitstun, carries_launch, carries_ground)
                 if isinstance(rec, Unattributed):
                     unattributed.append(rec)
                     continue
@@ -346,12 +362,11 @@ def analyse(replay: Replay) -> FileResult:
 
 
 def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | None, vport: int, v: PlayerFrame,
-         vq: PlayerFrame, queue: list[int], carries_hitstun: bool,
-         carries_launch: bool) -> HitRecord | Unattributed:
+         vq: PlayerFrame, queue: list[int], carries_hitstun: bool, carries_launch: bool,
+         carries_ground: bool = True) -> HitRecord | Unattributed:
     damage_obs = v.percent - vq.percent
     move = gd.move(a.character, a.action)
-    candidates = tuple(h for h in gd.hitboxes_at(a.character, a.action, a.action_frame)
-                       if (h.hits_grounded if vq.on_ground else h.hits_airborne))
+    candidates = candidate_hitboxes(a, vq, carries_ground)
     note = ""
     replay_attack = a.last_attack_landed
     new_attack = aprev is not None and replay_attack > 0 and replay_attack != aprev.last_attack_landed
@@ -381,15 +396,34 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     hs_obs = int(v.hitstun) if carries_hitstun and not held else None
     ls_obs = math.hypot(v.speed_x_attack, v.speed_y_attack) if carries_launch and not held else None
     if not candidates:
+        # A throw's throw command, or a projectile's hit: one set of values, no hitbox to choose.
+        src: gd.Throw | gd.Projectile | None = None
         if a.action in THROWS:
-            note += "throw: the dump holds no throw data"
+            src = gd.throw(a.character, a.action)
+            note += "throw command" if src is not None else "throw: no throw data for this character"
         elif move_name.startswith("projectile"):
-            note += "projectile: items are not in the dump"
+            src = gd.projectile(a.character, attack_id)
+            if src is not None:
+                move_name = src.move
+                note += "projectile hit (its first damage; it weakens over its flight)"
+            else:
+                note += "projectile: not in the data"
         else:
             note += f"no hitbox of {move_name} on action frame {a.action_frame} in the data"
+        victim_attrs = gd.attributes(v.character) if v.character in FIGHTERS else None
+        if src is None or victim_attrs is None:
+            if src is not None:
+                note += "; victim's weight not in the data"
+            dmg = None if src is None else src.damage * stale
+            return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,
+                             a.action_frame, attack_id, None, vq.percent, stale, damage_obs, dmg, None, hs_obs, None,
+                             ls_obs, None, dmg is not None and abs(dmg - damage_obs) <= DAMAGE_TOLERANCE,
+                             note.strip("; "))
+        dmg, k, hs, ls = _predict(src, stale, vq, victim_attrs, False)
         return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,
-                         a.action_frame, attack_id, None, vq.percent, stale, damage_obs, None, None, hs_obs, None,
-                         ls_obs, None, False, note.rstrip("; "))
+                         a.action_frame, attack_id, None, vq.percent, stale, damage_obs, dmg, k, hs_obs,
+                         None if held else int(hs), ls_obs, None if held else ls,
+                         abs(dmg - damage_obs) <= DAMAGE_TOLERANCE, note.strip("; "))
     h, why = _pick_hitbox(candidates, a, aprev, v)
     note += why
     any_hb = any(abs(c.damage * stale - damage_obs) <= DAMAGE_TOLERANCE for c in candidates)

@@ -10,6 +10,12 @@ Run by hand; its output is committed. Sources (every column is named in the gene
 * libmelee (the installed ``melee`` package): ``framedata.csv`` (hitbox position and radius per
   frame, recorded from the running game), ``characterdata.csv`` (cross-checks), ``enums.Action``.
 * ``project-slippi/slippi-js`` ``src/melee/moves.ts``: the game's attack ids (stale-move queue ids).
+* ``schmooblidon/ikneedata`` (the I KneeData site's data, which its knockback calculator loads):
+  ``hitboxDBJSON.js`` for what the meleedb dump lacks, the throw command of each throw (damage,
+  angle, base and growth knockback, set knockback) and Fox's laser (an item, not in the fighter
+  files), and ``throwData.js`` for each throw's release frame and weight dependence. Read from a
+  git mirror (``--ikneedata-git``) or a folder (``--ikneedata-dir``). Checked against the dump:
+  every Fox and Marth move present in both must carry the same hitbox values, or the script stops.
 
 Mappings it verifies, and stops on if they fail:
 
@@ -23,6 +29,7 @@ Usage::
 
     python scripts/gen_gamedata.py                     # mirror at /work/.mirror/BroccoliRaab+meleedb/repo
     python scripts/gen_gamedata.py --meleedb-dir DIR   # a checkout holding the CSV files
+    python scripts/gen_gamedata.py --ikneedata-git DIR # ikneedata mirror elsewhere (default below)
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,6 +54,19 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "melee_agent" / "arena" / "gamedata"
 MELEEDB_REPO = "https://github.com/BroccoliRaab/meleedb"
 DEFAULT_MIRROR = "/work/.mirror/BroccoliRaab+meleedb/repo"
+IKNEEDATA_REPO = "https://github.com/schmooblidon/ikneedata"
+DEFAULT_IKNEEDATA_MIRROR = "/work/.mirror/schmooblidon+ikneedata/repo"
+IKNEEDATA_CHARACTER = {"Fox": "Fx", "Marth": "Ms"}
+# ikneedata move key -> the meleedb moves holding the same hitboxes (the cross-check below).
+IKNEEDATA_SHARED_MOVES = {
+    "jab": ("jab1", "jab2", "jab3"), "dash": ("dashattack",), "ftilt": ("ftilt_m",), "utilt": ("utilt",),
+    "dtilt": ("dtilt",), "fsmash": ("fsmash_m",), "usmash": ("usmash",), "dsmash": ("dsmash",), "nair": ("nair",),
+    "fair": ("fair",), "bair": ("bair",), "uair": ("uair",), "dair": ("dair",), "pummel": ("pummel",),
+}
+# Hitboxes ikneedata lists under a shared move key that belong to a move the dump does not cover
+# (so the cross-check leaves them out): Fox's rapid-jab loop hitbox (the dump's rapid jab has none).
+IKNEEDATA_NOT_IN_DUMP = {("Fox", "jab"): {(1.0, 78, 80, 0, 10)}}
+THROW_MOVES = ("fthrow", "bthrow", "uthrow", "dthrow")
 CHARACTERS = {"Fox": Character.FOX, "Marth": Character.MARTH}
 
 # --- meleedb move name -> (libmelee Action, game attack id) ---------------------------------------
@@ -110,6 +132,38 @@ def meleedb_text(name: str, git_dir: str | None, folder: str | None) -> tuple[st
     text = subprocess.run(["git", "--git-dir", git_dir, "show", f"{commit}:{name}"], check=True,
                           capture_output=True, text=True).stdout
     return text, f"{MELEEDB_REPO} @ {commit}, {name}"
+
+
+def ikneedata_text(name: str, git_dir: str | None, folder: str | None) -> tuple[str, str]:
+    """(file text, where it came from) for one ikneedata file."""
+    if folder:
+        return (Path(folder) / name).read_text(), f"{folder}/{name}"
+    commit = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "HEAD"], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    text = subprocess.run(["git", "--git-dir", git_dir, "show", f"{commit}:{name}"], check=True,
+                          capture_output=True, text=True).stdout
+    return text, f"{IKNEEDATA_REPO} @ {commit}, {name}"
+
+
+def js_object(text: str, variable: str) -> dict:
+    """The JSON object literal assigned to ``variable`` in a JavaScript file (``var x = {...};``)."""
+    m = re.search(r"(?:^|[\s;])(?:var\s+)?" + re.escape(variable) + r"\s*=\s*\{", text)
+    if m is None:
+        raise ValueError(f"no '{variable} = {{' in the file")
+    start = m.end() - 1
+    obj, _end = json.JSONDecoder().raw_decode(text[start:])
+    return obj
+
+
+def ik_leaves(node: dict) -> list[dict]:
+    """Every hitbox record ({dmg, angle, kg, wbk, bk, effect}) under an ikneedata move entry."""
+    if "dmg" in node:
+        return [node]
+    return [leaf for v in node.values() if isinstance(v, dict) for leaf in ik_leaves(v)]
+
+
+def ik_key(h: dict) -> tuple[float, int, int, int, int]:
+    return (float(h["dmg"]), int(h["angle"]), int(h["kg"]), int(h["wbk"]), int(h["bk"]))
 
 
 def libmelee_rows(name: str) -> list[dict[str, str]]:
@@ -188,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--meleedb-git", default=DEFAULT_MIRROR, help="git dir of a BroccoliRaab/meleedb mirror")
     ap.add_argument("--meleedb-dir", default=None, help="a folder holding meleedb's CSV files instead")
+    ap.add_argument("--ikneedata-git", default=DEFAULT_IKNEEDATA_MIRROR, help="git dir of a schmooblidon/ikneedata mirror")
+    ap.add_argument("--ikneedata-dir", default=None, help="a folder holding ikneedata's hitboxDBJSON.js and throwData.js")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -307,12 +363,56 @@ def main(argv: list[str] | None = None) -> int:
         ch_out.append([ch, enum.value] + [fmt(float(a[m])) for _, m in attr_cols] + [fmt(float(chardata[ch]["size"]))])
     write_csv(out / "characters.csv", "generated by scripts/gen_gamedata.py; column sources in SOURCES.md", ch_fields, ch_out)
 
-    write_sources(out / "SOURCES.md", hb_src, at_src, attr_cols, checks)
-    print(f"wrote {len(hb_out)} hitbox rows, {len(mv_out)} moves, {len(ch_out)} characters to {out}")
+    # --- throws.csv and projectiles.csv: what the dump lacks, from ikneedata ---
+    ik_text, ik_src = ikneedata_text("hitboxDBJSON.js", args.ikneedata_git, args.ikneedata_dir)
+    tf_text, tf_src = ikneedata_text("throwData.js", args.ikneedata_git, args.ikneedata_dir)
+    ik = js_object(ik_text, "chars")
+    throw_frames = js_object(tf_text, "throwFrames")
+    ik_checks: list[str] = []
+    ik_failures: list[str] = []
+    for ch, code in IKNEEDATA_CHARACTER.items():
+        for key, moves in IKNEEDATA_SHARED_MOVES.items():
+            theirs = {ik_key(h) for h in ik_leaves(ik[code][key])} - IKNEEDATA_NOT_IN_DUMP.get((ch, key), set())
+            ours = {(float(r["damage"]), int(r["angle"]), int(r["kbGrowth"]), int(r["weightDepKb"]), int(r["baseKb"]))
+                    for r in hb_rows if r["character"] == ch
+                    and move_action(ch, r["move"], int(r["subactionIndex"])) is not None
+                    and move_action(ch, r["move"], int(r["subactionIndex"]))[2] in moves}
+            if theirs != ours:
+                ik_failures.append(f"{ch} {key}: ikneedata only {sorted(theirs - ours)}, dump only {sorted(ours - theirs)}")
+            ik_checks.append(f"| {ch} | {key} | {', '.join(moves)} | {len(ours)} distinct hitbox(es), the same in both |")
+    if ik_failures:
+        print("error: ikneedata disagrees with the meleedb dump:\n  " + "\n  ".join(ik_failures), file=sys.stderr)
+        return 1
+    th_fields = ["character", "action", "move", "attack_id", "damage", "angle", "base_kb", "kb_growth", "set_kb",
+                 "element", "release_frame", "first_actionable", "weight_dependent"]
+    th_out = []
+    for ch, code in IKNEEDATA_CHARACTER.items():
+        for name in THROW_MOVES:
+            (h,) = ik_leaves(ik[code][name])  # a throw has one throw command
+            action, attack = COMMON[name]
+            frames = throw_frames[code][name]
+            th_out.append([ch, action.value, name, attack, fmt(float(h["dmg"])), int(h["angle"]), int(h["bk"]),
+                           int(h["kg"]), int(h["wbk"]), h["effect"].lower(), int(frames["release"]),
+                           int(frames["firstA"]), int(bool(throw_frames[code]["weight"][name[0]]))])
+    write_csv(out / "throws.csv", "generated by scripts/gen_gamedata.py; column sources in SOURCES.md", th_fields, th_out)
+    pr_fields = ["character", "attack_id", "move", "damage", "angle", "base_kb", "kb_growth", "set_kb", "element"]
+    laser = {ik_key(h) + (h["effect"].lower(),) for h in ik_leaves(ik["Fx"]["neutralSpecial"])}
+    if len(laser) != 1:
+        print(f"error: ikneedata's Fox neutralSpecial hitboxes differ: {sorted(laser)}", file=sys.stderr)
+        return 1
+    (dmg, angle, kg, wbk, bk, element), = laser
+    pr_out = [["Fox", 18, "laser", fmt(dmg), angle, bk, kg, wbk, element]]
+    write_csv(out / "projectiles.csv", "generated by scripts/gen_gamedata.py; column sources in SOURCES.md", pr_fields,
+              pr_out)
+
+    write_sources(out / "SOURCES.md", hb_src, at_src, attr_cols, checks, ik_src, tf_src, ik_checks)
+    print(f"wrote {len(hb_out)} hitbox rows, {len(mv_out)} moves, {len(ch_out)} characters, {len(th_out)} throws, "
+          f"{len(pr_out)} projectile(s) to {out}")
     return 0
 
 
-def write_sources(path: Path, hb_src: str, at_src: str, attr_cols: list[tuple[str, str]], checks: list[str]) -> None:
+def write_sources(path: Path, hb_src: str, at_src: str, attr_cols: list[tuple[str, str]], checks: list[str],
+                  ik_src: str, tf_src: str, ik_checks: list[str]) -> None:
     lines = [
         "# Game data: sources of every column",
         "",
@@ -324,6 +424,9 @@ def write_sources(path: Path, hb_src: str, at_src: str, attr_cols: list[tuple[st
         "- **libmelee framedata**: `framedata.csv` of the installed `melee` package (hitbox positions recorded",
         "  from the running game); **libmelee characterdata**: `characterdata.csv` of the same package.",
         "- **slippi-js moves**: project-slippi/slippi-js `src/melee/moves.ts` (the game's attack ids).",
+        f"- **ikneedata hitboxes**: {ik_src} (the hitbox table the I KneeData knockback calculator loads;",
+        "  used only for what the dump lacks: throw commands and Fox's laser; checked against the dump below).",
+        f"- **ikneedata throw frames**: {tf_src} (`throwFrames`).",
         "",
         "## hitboxes.csv (one row per character, action, frame, hitbox id)",
         "",
@@ -383,13 +486,58 @@ def write_sources(path: Path, hb_src: str, at_src: str, attr_cols: list[tuple[st
         "|---|---|---|---|",
         *checks,
         "",
+        "## throws.csv (one row per character and throw)",
+        "",
+        "A throw's damage and knockback are the game's *throw* command in the throw's subaction, which the",
+        "dump does not carry (it holds hitbox commands only), so they come from ikneedata.",
+        "",
+        "| column | source |",
+        "|---|---|",
+        "| character, action, move | the script's throw table (libmelee `enums.Action` THROW_FORWARD ... THROW_DOWN) |",
+        "| attack_id | slippi-js moves (53 fthrow, 54 bthrow, 55 uthrow, 56 dthrow) |",
+        "| damage | ikneedata hitboxes `chars.<Fx/Ms>.<throw>.id0.dmg` (percent, unstaled) |",
+        "| angle | ikneedata `angle` (degrees, relative to the thrower's facing; 361 = Sakurai angle) |",
+        "| base_kb | ikneedata `bk` |",
+        "| kb_growth | ikneedata `kg` |",
+        "| set_kb | ikneedata `wbk` (weight-based set knockback; 0 = regular knockback) |",
+        "| element | ikneedata `effect`, lower-cased |",
+        "| release_frame | ikneedata throw frames `release` (the frame the victim is released, as the calculator",
+        "  uses it; for a weight-dependent throw the animation runs at a speed set by the victim's weight) |",
+        "| first_actionable | ikneedata throw frames `firstA` (the thrower's first actionable frame) |",
+        "| weight_dependent | ikneedata throw frames `weight.<d/u/f/b>` (the throw's animation speed depends on",
+        "  the victim's weight; the dump's `weightDepThrowSpeedFlags` agrees: Marth 0, all four dependent; Fox",
+        "  0x09000000, two throws exempt, ikneedata's down and forward) |",
+        "",
+        "## projectiles.csv",
+        "",
+        "| column | source |",
+        "|---|---|",
+        "| character, move | Fox's blaster laser (an item: not in the fighter files the dump was made from) |",
+        "| attack_id | slippi-js moves (18, neutral-b: the id the replay records for a laser hit) |",
+        "| damage, angle, base_kb, kb_growth, set_kb, element | ikneedata `chars.Fx.neutralSpecial` (ids 0-3, all",
+        "  equal: 3%, Sakurai angle, no knockback). SmashWiki (\"Fox (SSBM)/Neutral special\") gives 1%-3% per",
+        "  shot: the laser weakens over its flight, a schedule no source here carries, so only its first",
+        "  damage is known |",
+        "",
+        "## ikneedata against the dump (every Fox and Marth move in both; the script stops on a difference)",
+        "",
+        "| character | ikneedata move | dump moves | result |",
+        "|---|---|---|---|",
+        *ik_checks,
+        "",
+        "Fox's rapid-jab loop hitbox (1%, 78 degrees, growth 80, base 10) is in ikneedata's `jab` but has no",
+        "hitbox command in the dump (see the mapping checks above), so it is left out of that comparison.",
+        "Independent of both: SmashWiki's \"Marth (SSBM)/Down throw\" throw data (5%, base 65, growth 50)",
+        "matches throws.csv.",
+        "",
         "Formula constants (knockback, hitstun, launch speed and its decay, Sakurai angle, DI, stale-move",
         "weights, crouch cancel, hitlag) live in `melee_agent/arena/knockback.py`, each with its source.",
         "",
-        "Not in the dump (so not here): throw damage and knockback (the game's throw command; only",
-        "Fox's forward throw's extra hitbox is a hitbox command), projectiles (Fox's laser is an item),",
-        "hitboxes created by code rather than subaction commands (Fox's side-B and up-B travel),",
-        "intangibility windows.",
+        "Not in the dump: throw damage and knockback (the game's throw command; only Fox's forward",
+        "throw's extra hitbox is a hitbox command) and projectiles (Fox's laser is an item): both come from",
+        "ikneedata (throws.csv, projectiles.csv). Not here at all: hitboxes created by code rather than",
+        "subaction commands (Fox's side-B and up-B travel), the laser's damage over its flight,",
+        "intangibility windows, hurtboxes (the game's per-bone hurt capsules).",
         "",
     ]
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")

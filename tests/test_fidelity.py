@@ -34,6 +34,17 @@ def test_tipper_by_geometry_lowest_touching_id_wins():
     assert fd.hitbox_gap(cands[0], left, None, near) > 10
 
 
+def test_grounded_only_hitboxes_are_dropped_only_where_the_replay_records_ground():
+    """Fox's utilt: id 0 (12%) hits grounded victims only, id 1 (9%) airborne ones only. Before Slippi
+    2.0.0 libmelee reports every player on the ground, so such a replay keeps both."""
+    fox = player(Character.FOX, Action.UPTILT.value, 8, 0.0)
+    victim = player(Character.MARTH, Action.STANDING.value, 1, 5.0)  # on_ground=True, as libmelee says
+    ids = lambda v, carries: [h.hitbox_id for h in fd.candidate_hitboxes(fox, v, carries)]  # noqa: E731
+    assert ids(victim, True) == [0, 2, 3]
+    assert ids(victim._replace(on_ground=False), True) == [1, 2, 3]
+    assert ids(victim, False) == [0, 1, 2, 3]
+
+
 def test_segment_distance():
     assert fd._segment_distance((0, 0), (2, 0), (1, -1), (1, 1)) == 0.0  # crossing
     assert fd._segment_distance((0, 0), (0, 0), (3, 0), (3, 10)) == pytest.approx(3.0)
@@ -85,20 +96,28 @@ def test_fox_ditto_every_prediction_matches(results):
 
 
 @needs_replays
-def test_marth_game_damage_staleness_and_what_the_data_lacks(results):
+def test_marth_game_damage_staleness_throws_and_the_laser(results):
     r = results[0]["pyslippi_game.slp"]
     assert r.version == "1.0.0"
     assert all(h.hitstun_observed is None and h.launch_speed_observed is None for h in r.hits)  # too old to carry them
+    # Throws: the throw command (gamedata throws.csv, from ikneedata): Marth's fthrow and uthrow 4%.
     throws = [h for h in r.hits if h.move in ("fthrow", "uthrow")]
-    assert len(throws) == 5 and all(h.damage_predicted is None and "throw" in h.note for h in throws)
-    laser = [h for h in r.hits if h.move.startswith("projectile")]
-    assert len(laser) == 1 and laser[0].attacker == "FOX" and laser[0].attack_id == 18
-    # Every other hit's damage is some active hitbox's damage x the stale factor rebuilt from the replay.
-    data_hits = [h for h in r.hits if h.damage_predicted is not None]
-    assert len(data_hits) == 41 and all(h.damage_any_hitbox for h in data_hits)
+    assert [(h.frame, h.move, h.attack_id) for h in throws] == [
+        (180, "uthrow", 55), (471, "fthrow", 53), (2356, "fthrow", 53), (2958, "uthrow", 55), (4214, "fthrow", 53)]
+    assert all(h.damage_exact and h.damage_predicted == 4.0 and h.note == "throw command" for h in throws)
+    assert all(h.hitstun_predicted is not None and h.launch_speed_predicted > 0 for h in throws)  # thrown: launched
+    # Fox's laser: the item's hit (projectiles.csv), 3%, no knockback; named by the replay's attack id 18.
+    (laser,) = [h for h in r.hits if h.move == "laser"]
+    assert (laser.attacker, laser.attack_id, laser.damage_observed, laser.damage_predicted) == ("FOX", 18, 3.0, 3.0)
+    assert (laser.knockback_predicted, laser.hitstun_predicted) == (0.0, 0)
+    # Every hit's damage is some active hitbox's (or the throw's, the laser's) damage x the stale factor.
+    assert len(r.hits) == 47 and all(h.damage_any_hitbox for h in r.hits)
     pummels = [h for h in r.hits if h.move == "pummel"]
     assert [round(h.damage_observed, 2) for h in pummels] == [3.0, 2.85, 3.0, 2.82, 3.0]
     assert all(h.damage_exact and h.hitstun_predicted is None for h in pummels)
+    # The throws enter Marth's stale queue: the pummels at 440 and 2929 are 0.95 and 0.94 only with the
+    # uthrow (180) and fthrow (2356) counted between them and the earlier pummel (0.94 and 0.93 without).
+    assert [round(h.stale_factor, 2) for h in pummels] == [1.0, 0.95, 1.0, 0.94, 1.0]
     # Two 1% rises with no Marth attack out (Marth 100 units away) are kept apart, not counted.
     assert [(u.frame, u.damage) for u in r.unattributed] == [(1436, 1.0), (2457, 1.0)]
 

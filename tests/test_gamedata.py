@@ -18,6 +18,7 @@ from melee_agent.arena import gamedata as gd
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = "/work/.mirror/BroccoliRaab+meleedb/repo"
+IKNEEDATA_MIRROR = "/work/.mirror/schmooblidon+ikneedata/repo"
 
 
 def by_id(character: Character, action: Action | int, frame: int) -> dict[int, gd.Hitbox]:
@@ -109,12 +110,33 @@ def test_moves_table():
     assert gd.load() is gd.load()
 
 
-@pytest.mark.skipif(not os.path.isdir(MIRROR), reason=f"no meleedb mirror at {MIRROR} to regenerate from")
+def test_throws_are_the_throw_commands():
+    """ikneedata's throw commands (the dump has none); Marth's down throw also as SmashWiki lists it."""
+    t = {(x.character, x.move): x for x in gd.load().throws}
+    assert len(t) == 8
+    assert [(t[Character.MARTH, m].damage, t[Character.MARTH, m].base_kb, t[Character.MARTH, m].kb_growth)
+            for m in ("fthrow", "bthrow", "uthrow", "dthrow")] == [(4, 70, 45), (4, 70, 60), (4, 60, 130), (5, 65, 50)]
+    assert [(t[Character.FOX, m].damage, t[Character.FOX, m].angle) for m in ("fthrow", "bthrow", "uthrow", "dthrow")
+            ] == [(3, 45), (2, 124), (2, 90), (1, 270)]
+    assert gd.throw(Character.MARTH, Action.THROW_UP).attack_id == 55
+    assert gd.throw(Character.FOX, Action.THROW_DOWN).weight_dependent is False
+    assert all(x.weight_dependent for x in gd.load().throws if x.character == Character.MARTH)
+    assert gd.throw(Character.FOX, Action.NAIR) is None
+
+
+def test_fox_laser_is_3_percent_without_knockback():
+    laser = gd.projectile(Character.FOX, 18)
+    assert (laser.move, laser.damage, laser.base_kb, laser.kb_growth, laser.set_kb) == ("laser", 3, 0, 0, 0)
+    assert gd.projectile(Character.MARTH, 18) is None
+
+
+@pytest.mark.skipif(not (os.path.isdir(MIRROR) and os.path.isdir(IKNEEDATA_MIRROR)),
+                    reason=f"no meleedb mirror at {MIRROR} or ikneedata mirror at {IKNEEDATA_MIRROR} to regenerate from")
 def test_committed_csv_files_are_what_the_generator_writes(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_gamedata.py"), "--meleedb-git", MIRROR,
-                    "--out", str(tmp_path)], check=True, capture_output=True)
+                    "--ikneedata-git", IKNEEDATA_MIRROR, "--out", str(tmp_path)], check=True, capture_output=True)
     committed = ROOT / "melee_agent" / "arena" / "gamedata"
-    for name in ("hitboxes.csv", "moves.csv", "characters.csv", "SOURCES.md"):
+    for name in ("hitboxes.csv", "moves.csv", "characters.csv", "throws.csv", "projectiles.csv", "SOURCES.md"):
         assert (tmp_path / name).read_text() == (committed / name).read_text(), name
 
 
