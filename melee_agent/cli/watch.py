@@ -1,0 +1,215 @@
+"""`melee-agent watch`: play one arena game with a policy and draw it as a GIF or MP4 (picked by ``--out``'s extension).
+
+A 1-environment arena plays the policy through ``step_async`` (a decision at the end of every
+macro) until the episode ends or ``--seconds`` of game have passed. ``Arena.on_frame`` hands
+over the state after every game frame; every ``60 / --fps``-th one is drawn
+(:class:`melee_agent.watch.Painter`) and streamed to the file (:mod:`melee_agent.video`), and
+the frame that ends the episode (a hit, a KO) is always drawn, so the end is seen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import torch
+from tqdm import tqdm
+
+from melee_agent.arena import Arena
+from melee_agent.arena.env_state import EnvState
+from melee_agent.arena.tables import Tables
+from melee_agent.config import load_config
+from melee_agent.policies import make_policy
+from melee_agent.video import VideoWriter, check_fps, ffmpeg_available, open_video, video_format
+from melee_agent.watch import Painter, clock, palette_image, view_of
+
+GAME_FPS = 60
+SCRIPTED = ("noop", "random", "dodger")
+END_HOLD_MS = 1_000  # a GIF loops: the frame that ended the game stays a second before it does
+
+
+class WatchOptions(NamedTuple):
+    policy: str
+    cpu_level: int
+    game: str
+    out: Path
+    seconds: float = 20.0
+    fps: int = 30
+    seed: int = 1
+    scale: float = 3.0
+    action_set: str = "untouchable"
+    reward: str = "untouchable"
+    max_frames: int = 3_600
+    progress: bool = False
+
+
+class WatchResult(NamedTuple):
+    out: Path
+    game_frames: int  # game frames played (60 a second)
+    frames: int  # frames drawn into the file
+    ended: bool  # the episode ended (a hit, a KO, the frame limit) before --seconds
+    size: tuple[int, int]  # width, height in pixels
+    bytes: int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("watch", help="draw one arena game as a GIF or MP4: stage, hurtboxes, hitboxes, HUD")
+    p.add_argument("--policy", default="random",
+                   help="MODEL.safetensors, or a scripted policy: noop, random, dodger (default: %(default)s)")
+    p.add_argument("--cpu-level", default="9", help="the CPU's level, 1-9 (default: %(default)s)")
+    p.add_argument("--game", default="dodge",
+                   help="dodge (the arena's task: the episode ends at the first hit); fight once the arena "
+                        "plays whole games (default: %(default)s)")
+    p.add_argument("--out", required=True, metavar="FILE", help="FILE.gif or FILE.mp4 (MP4 needs ffmpeg on PATH)")
+    p.add_argument("--seconds", type=float, default=20.0,
+                   help="game seconds to draw at most; the episode's end stops it sooner (default: %(default)s)")
+    p.add_argument("--fps", type=int, default=30,
+                   help="frames per second of the video; the game runs at 60 (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=1, help="arena and policy seed (default: %(default)s)")
+    p.add_argument("--scale", type=float, default=3.0,
+                   help="pixels per game unit; 3 gives 768 x 510 (default: %(default)s)")
+    p.add_argument("--config", default="default",
+                   help="config whose env section (action set, reward, frame limit) the arena plays "
+                        "(default: %(default)s)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override one config value (repeatable), e.g. env.action_set=basic for a model trained so")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def parse_level(text: str) -> int:
+    try:
+        level = int(text)
+    except ValueError:
+        level = 0
+    if not 1 <= level <= 9:
+        raise ValueError(f"--cpu-level must be one level, 1-9; got {text!r}")
+    return level
+
+
+def arena_game_kwargs(game: str) -> dict[str, str]:
+    """``Arena``'s keyword for ``game``: none for ``dodge`` where the arena has no ``game`` parameter."""
+    if "game" in inspect.signature(Arena).parameters:
+        return {"game": game}  # the arena itself refuses a game it does not play
+    if game != "dodge":
+        raise ValueError(f"--game {game!r}: this arena plays only 'dodge' (melee_agent.arena.Arena has no "
+                         "game parameter yet: whole 4-stock games, 'fight', are still to come)")
+    return {}
+
+
+def check_options(o: WatchOptions) -> str:
+    """Refuse bad flags before anything is played, each in one line naming its flag; returns the format."""
+    try:
+        fmt = video_format(o.out)
+        if fmt == ".mp4" and not ffmpeg_available():
+            raise ValueError("writing MP4 needs ffmpeg on PATH (Debian: apt-get install ffmpeg); or write a .gif")
+    except ValueError as e:
+        raise ValueError(f"--out {o.out}: {e}") from None
+    try:
+        check_fps(fmt, o.fps)
+    except ValueError as e:
+        raise ValueError(f"--fps {e}") from None
+    if not 1 <= o.cpu_level <= 9:
+        raise ValueError(f"--cpu-level must be one level, 1-9; got {o.cpu_level}")
+    if not o.seconds > 0:
+        raise ValueError(f"--seconds must be positive, got {o.seconds}")
+    if not 0.25 <= o.scale <= 12:
+        raise ValueError(f"--scale must be 0.25-12 pixels per game unit, got {o.scale}")
+    return fmt
+
+
+def build_arena(o: WatchOptions) -> Arena:
+    kwargs = arena_game_kwargs(o.game)
+    reward, max_frames = o.reward, o.max_frames
+    if o.game == "fight":
+        # A fight ends with the game (the damage reward's rule), not at the first hit, and the
+        # dodging task's one-minute limit must not cut the watched part short.
+        reward, max_frames = "damage", max(max_frames, round(o.seconds * GAME_FPS))
+    try:
+        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set, reward=reward,
+                     max_frames=max_frames, **kwargs)
+    except ValueError as e:
+        if kwargs:
+            raise ValueError(f"--game {o.game!r}: {e}") from None
+        raise
+
+
+class Recorder:
+    """The ``on_frame`` hook: draws the sampled game frames and streams them to the video."""
+
+    def __init__(self, tables: Tables, painter: Painter, video: VideoWriter, limit: int, fps: int, bar: tqdm):
+        self.tables, self.painter, self.video, self.limit, self.fps, self.bar = tables, painter, video, limit, fps, bar
+        self.seen = 0  # game frames played, those past the limit included
+        self.played = 0  # game frames within the limit
+        self.drawn = 0  # frames drawn
+        self.last: EnvState | None = None  # the newest frame, when it was not drawn
+
+    def next_sample(self) -> int:
+        """The game frame (0-based) the next video frame shows: frame ``j`` shows ``j * 60 // fps``."""
+        return self.drawn * GAME_FPS // self.fps
+
+    def __call__(self, state: EnvState) -> None:
+        self.seen += 1
+        if self.played >= self.limit:  # the macro in flight runs past --seconds: not drawn
+            return
+        if self.played == self.next_sample():
+            self._draw(state)
+            self.last = None
+        else:
+            self.last = state  # kept in case the episode ends with it
+        self.played += 1
+        self.bar.update(1)
+
+    def _draw(self, state: EnvState) -> None:
+        self.video.add(self.painter.draw(view_of(state, self.tables)))
+        self.drawn += 1
+
+    def end_of_episode(self) -> None:
+        """The episode ended with the newest frame: draw it even off the schedule, and hold it."""
+        if self.last is not None:
+            self._draw(self.last)
+        self.video.hold_last(END_HOLD_MS)
+
+
+def watch(o: WatchOptions) -> WatchResult:
+    """Play one game as ``o`` says and write it to ``o.out``."""
+    check_options(o)
+    try:
+        policy = make_policy(o.policy, o.action_set, seed=o.seed)
+    except (ValueError, FileNotFoundError) as e:
+        raise ValueError(f"--policy: {e}") from None
+    env = build_arena(o)
+    label = o.policy if o.policy in SCRIPTED else Path(o.policy).name  # a model: its file's name
+    painter = Painter(o.scale, label, o.game)
+    limit = max(1, round(o.seconds * GAME_FPS))
+    ended = False
+    with tqdm(total=limit, unit="frame", desc=f"watch {Path(o.out).name}", disable=not o.progress) as bar, \
+            open_video(o.out, painter.size, o.fps, palette=palette_image()) as video:
+        rec = Recorder(env.T, painter, video, limit, o.fps, bar)
+        env.on_frame = rec
+        obs = env.reset()
+        while rec.played < limit:
+            obs, _, done, _ = env.step_async(policy(obs))  # one environment: returns at each decision
+            if bool(done[0]) and rec.seen <= limit:
+                ended = True
+                rec.end_of_episode()
+                break
+        env.on_frame = None
+    return WatchResult(Path(o.out), rec.played, rec.drawn, ended, painter.size, Path(o.out).stat().st_size)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, args.set)
+    o = WatchOptions(policy=args.policy, cpu_level=parse_level(args.cpu_level), game=args.game, out=Path(args.out),
+                     seconds=args.seconds, fps=args.fps, seed=args.seed, scale=args.scale,
+                     action_set=cfg.env.action_set, reward=cfg.env.reward, max_frames=cfg.env.max_frames,
+                     progress=not args.no_progress and sys.stderr.isatty())
+    torch.set_num_threads(1)  # one environment: small ops gain nothing from more threads
+    r = watch(o)
+    how = "the episode ended" if r.ended else "--seconds reached"
+    print(f"wrote {r.out}: {r.frames} frames at {o.fps} fps, {r.size[0]} x {r.size[1]}, {r.bytes / 1e6:.2f} MB; "
+          f"{clock(r.game_frames)} of game ({how})")
+    return 0
