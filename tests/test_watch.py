@@ -4,7 +4,6 @@ bad flags are named."""
 from __future__ import annotations
 
 import doctest
-import inspect
 import math
 
 import numpy as np
@@ -168,13 +167,12 @@ def test_bad_flags_get_one_line_naming_the_flag_and_no_file(tmp_path, capsys, ar
     assert list(tmp_path.iterdir()) == []
 
 
-def test_fight_is_played_only_where_the_arena_plays_it():
-    if "game" in inspect.signature(Arena).parameters:
-        assert watch_cli.arena_game_kwargs("fight") == {"game": "fight"}
-    else:
-        with pytest.raises(ValueError, match=r"--game 'fight'.*only 'dodge'"):
-            watch_cli.arena_game_kwargs("fight")
-    assert watch_cli.arena_game_kwargs("dodge") in ({}, {"game": "dodge"})
+def test_a_fight_is_drawn_as_a_whole_game_and_an_unknown_game_is_refused(tmp_path, capsys):
+    out = tmp_path / "fight.gif"
+    rc, _ = _run(capsys, "--out", str(out), "--policy", "noop", "--game", "fight", "--seconds", "0.5", "--fps", "10")
+    assert rc == 0 and Image.open(out).n_frames == 5  # a fight is not over at the first hit
+    rc, err = _run(capsys, "--out", str(tmp_path / "x.gif"), "--game", "brawl")
+    assert rc == 2 and "--game 'brawl'" in err and "unknown game" in err
 
 
 def test_mp4_needs_ffmpeg_and_says_so(tmp_path, capsys):

@@ -10,7 +10,6 @@ the frame that ends the episode (a hit, a KO) is always drawn, so the end is see
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -61,8 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="MODEL.safetensors, or a scripted policy: noop, random, dodger (default: %(default)s)")
     p.add_argument("--cpu-level", default="9", help="the CPU's level, 1-9 (default: %(default)s)")
     p.add_argument("--game", default="dodge",
-                   help="dodge (the arena's task: the episode ends at the first hit); fight once the arena "
-                        "plays whole games (default: %(default)s)")
+                   help="dodge (the arena's task: the episode ends at the first hit) or fight (a whole "
+                        "4-stock game) (default: %(default)s)")
     p.add_argument("--out", required=True, metavar="FILE", help="FILE.gif or FILE.mp4 (MP4 needs ffmpeg on PATH)")
     p.add_argument("--seconds", type=float, default=20.0,
                    help="game seconds to draw at most; the episode's end stops it sooner (default: %(default)s)")
@@ -90,16 +89,6 @@ def parse_level(text: str) -> int:
     return level
 
 
-def arena_game_kwargs(game: str) -> dict[str, str]:
-    """``Arena``'s keyword for ``game``: none for ``dodge`` where the arena has no ``game`` parameter."""
-    if "game" in inspect.signature(Arena).parameters:
-        return {"game": game}  # the arena itself refuses a game it does not play
-    if game != "dodge":
-        raise ValueError(f"--game {game!r}: this arena plays only 'dodge' (melee_agent.arena.Arena has no "
-                         "game parameter yet: whole 4-stock games, 'fight', are still to come)")
-    return {}
-
-
 def check_options(o: WatchOptions) -> str:
     """Refuse bad flags before anything is played, each in one line naming its flag; returns the format."""
     try:
@@ -122,19 +111,13 @@ def check_options(o: WatchOptions) -> str:
 
 
 def build_arena(o: WatchOptions) -> Arena:
-    kwargs = arena_game_kwargs(o.game)
-    reward, max_frames = o.reward, o.max_frames
-    if o.game == "fight":
-        # A fight ends with the game (the damage reward's rule), not at the first hit, and the
-        # dodging task's one-minute limit must not cut the watched part short.
-        reward, max_frames = "damage", max(max_frames, round(o.seconds * GAME_FPS))
+    fight = o.game == "fight"
+    # A fight is the whole game under its own reward and clock; dodging keeps the config's.
     try:
-        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set, reward=reward,
-                     max_frames=max_frames, **kwargs)
+        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=None if fight else o.action_set,
+                     reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game)
     except ValueError as e:
-        if kwargs:
-            raise ValueError(f"--game {o.game!r}: {e}") from None
-        raise
+        raise ValueError(f"--game {o.game!r}: {e}") from None
 
 
 class Recorder:
