@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from melee_agent.model import DuelingDQN
+from melee_agent.rewards import reached_limit
 from melee_agent.vecenv import VecEnv
 from melee_agent.workers.nstep import nstep_rows
 
@@ -75,6 +76,8 @@ class SegmentPlayer:
         self.dec_obs = torch.zeros_like(self.obs)
         self.dec_act = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
         self.gen = torch.Generator(device=env.device).manual_seed(seed)
+        # Per environment: the running episode was hit (a damage episode goes on after a hit).
+        self.ep_hit = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
 
     @torch.inference_mode()
     def act(self, model: DuelingDQN, obs: torch.Tensor) -> torch.Tensor:
@@ -108,15 +111,19 @@ class SegmentPlayer:
                 rec[k].append(v.clone())
             self.chooses = ready
             played += torch.where(ready, info.frames, 0)
+            self.ep_hit |= info.hit & ready
             if bool(done.any()):
+                # Untouched: reached the frame limit never hit; a cut by a game's end or a restart is not.
+                untouched = done & ~self.ep_hit & reached_limit(info.truncated, info.episode_frame, env.max_frames)
                 stats.episodes += int(done.sum())
                 stats.return_sum += float(info.episode_return[done].sum())
                 stats.length_sum += float(info.episode_frame[done].sum())
-                stats.untouched += int((done & ~info.hit).sum())
-                for lv, untouched in zip(info.cpu_level[done].tolist(), (~info.hit[done]).tolist()):
+                stats.untouched += int(untouched.sum())
+                for lv, u in zip(info.cpu_level[done].tolist(), untouched[done].tolist()):
                     counts = stats.per_level.setdefault(str(lv), [0, 0])
                     counts[0] += 1
-                    counts[1] += int(untouched)
+                    counts[1] += int(u)
+                self.ep_hit &= ~done
             stats.hits += int((info.hit & ready).sum())
             obs = nxt
             stats.steps += int(ready.sum())
