@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,8 +89,10 @@ class SegmentPlayer:
         return torch.where(explore, rand, greedy)
 
     @torch.inference_mode()
-    def play(self, model: DuelingDQN, frames_per_env: int, max_steps: int | None = None) -> tuple[torch.Tensor, SegmentStats]:
-        """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` decisions).
+    def play(self, model: DuelingDQN, frames_per_env: int, max_steps: int | None = None,
+             stop: threading.Event | None = None) -> tuple[torch.Tensor, SegmentStats]:
+        """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` decisions,
+        or ``stop`` is set: what was played so far is returned, so a stopping worker keeps it).
 
         Environments decide asynchronously (``step_async``), so none waits for another's macro;
         each environment's transitions are then turned into n-step rows alone.
@@ -127,7 +130,8 @@ class SegmentPlayer:
             stats.hits += int((info.hit & ready).sum())
             obs = nxt
             stats.steps += int(ready.sum())
-            if bool((played >= frames_per_env).all()) or (max_steps is not None and stats.steps >= max_steps):
+            if bool((played >= frames_per_env).all()) or (max_steps is not None and stats.steps >= max_steps) \
+                    or (stop is not None and stop.is_set()):
                 break
         self.obs = obs
         stats.frames = int(played.sum())
