@@ -16,6 +16,7 @@ import pytest
 
 from melee_agent.config import DolphinConfig
 from melee_agent.dolphin import DolphinEnv, DolphinError, launch_options
+from melee_agent.dolphin.iso import disc_header
 
 VERSIONS = {
     "ishiiruka": "echo 'Faster Melee - Slippi (3.4.0)'; exit 255",
@@ -48,7 +49,7 @@ def test_dolphin_stock_slippi_needs_a_display_and_says_so_in_one_line(tmp_path, 
     assert not console.is_mainline
     # The environment reports the same error as a DolphinError, not a libmelee traceback.
     iso = tmp_path / "melee.iso"
-    iso.write_bytes(b"\0" * 16)
+    iso.write_bytes(disc_header("GALE01", revision=2))
     monkeypatch.delenv("DISPLAY", raising=False)
     with pytest.raises(DolphinError, match="Xvfb"):
         DolphinEnv(DolphinConfig(dolphin_path=cfg.dolphin_path, iso_path=str(iso), headless=True))

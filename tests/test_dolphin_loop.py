@@ -18,6 +18,7 @@ import torch
 from melee_agent.actions import get_action_set
 from melee_agent.config import ConfigError, DolphinConfig, load_config
 from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths, replay_session
+from melee_agent.dolphin.iso import disc_header
 from melee_agent.slp import game_ports, read_gamestates
 from melee_agent.state import encode_gamestate
 from tests.conftest import READABLE_REPLAYS, replay_path
@@ -194,7 +195,7 @@ def test_dolphin_paths_missing_or_wrong_give_one_line_saying_what_to_set(tmp_pat
         check_paths(DolphinConfig(dolphin_path=str(tmp_path), iso_path=str(tmp_path / "melee.iso")))
     # A folder is usable only where libmelee can find the executable in it (a 'netplay' install folder).
     iso = tmp_path / "melee.iso"
-    iso.write_bytes(b"\0" * 16)
+    iso.write_bytes(disc_header("GALE01", revision=2))
     with pytest.raises(DolphinError, match="folder libmelee cannot use"):
         check_paths(DolphinConfig(dolphin_path=str(tmp_path), iso_path=str(iso)))
     netplay = tmp_path / "netplay"

@@ -9,6 +9,7 @@ own Slippi spectator port, so two Dolphins on one host never stream into each ot
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from melee_agent.config import DolphinConfig
+
+log = logging.getLogger("melee_agent.dolphin")
 
 
 def free_udp_port() -> int:
@@ -30,7 +33,8 @@ class DolphinError(RuntimeError):
 
 
 def check_paths(cfg: DolphinConfig) -> None:
-    """One clear line naming what to set when the Dolphin or ISO path is missing or wrong."""
+    """One clear line naming what to set when the Dolphin or ISO path is missing or wrong, or the ISO
+    is not Melee NTSC 1.02 (:mod:`~melee_agent.dolphin.iso`; a format it cannot read is only logged)."""
     if not cfg.dolphin_path:
         raise DolphinError("dolphin.dolphin_path is not set: point it at Slippi Dolphin (its AppImage, executable or "
                            "folder), e.g. --set dolphin.dolphin_path=/opt/slippi/Slippi_Online-x86_64.AppImage")
@@ -49,6 +53,11 @@ def check_paths(cfg: DolphinConfig) -> None:
         except (ValueError, FileNotFoundError, NotImplementedError) as e:
             raise DolphinError(f"dolphin.dolphin_path {cfg.dolphin_path!r} is a folder libmelee cannot use ({e}): "
                                "set it to the Dolphin executable or AppImage itself") from None
+    from melee_agent.dolphin.iso import check_iso  # noqa: PLC0415 (iso.py imports DolphinError from here)
+
+    warning = check_iso(cfg.iso_path)
+    if warning:
+        log.warning("%s", warning)
 
 
 @dataclass(frozen=True)
