@@ -258,3 +258,17 @@ def test_dolphin_an_episode_cut_by_a_restart_is_counted_but_never_untouched():
     player = SegmentPlayer(env, epsilon=1.0, n_step=3, gamma=0.99, seed=0)
     _, stats = player.play(DuelingDQN(num_actions=5), frames_per_env=200)
     assert stats.episodes == 2 and stats.untouched == 1 and stats.per_level == {"9": [2, 1]}
+
+
+def test_dolphin_config_refuses_a_stage_or_character_the_menus_cannot_pick():
+    # libmelee's choose_stage knows six stages and Random: any other would leave every game on the
+    # wrong stage, quit and set up again for ever. Caught when the config loads, in one line.
+    with pytest.raises(ConfigError, match="dolphin.stage 'CORNERIA' is not one libmelee's menu helper can pick"):
+        load_config("dolphin", ["dolphin.stage=CORNERIA"])
+    with pytest.raises(ConfigError, match="dolphin.opponent_character 'SANDBAG' is not a character"):
+        load_config("dolphin", ["dolphin.opponent_character=SANDBAG"])
+    with pytest.raises(ConfigError, match="two different ports"):
+        load_config("dolphin", ["dolphin.opponent_port=1"])
+    assert load_config("dolphin", ["dolphin.stage=battlefield"]).dolphin.stage == "battlefield"
+    load_config("dolphin", ["dolphin.stage=RANDOM_STAGE"])
+    load_config("default", ["dolphin.stage=CORNERIA"])  # an arena run never reads [dolphin]
