@@ -134,6 +134,15 @@ class DolphinConfig:
     restart_window_s: float = 600.0
     # Tries to start Dolphin (each on a new spectator port) before a restart counts as failed.
     start_attempts: int = 3
+    # A game with the wrong setup is quit (pause, L+R+A+START); one not quit within this is restarted,
+    # and this many wrong games in a row stop the worker with a DolphinError naming what was seen.
+    quit_timeout_s: float = 15.0
+    max_setup_mismatches: int = 5
+    # Dolphin's own log verbosity (its Logger.ini): 1 notices, 2 errors (default), 3 warnings, 4 info, 5 debug.
+    log_level: int = 2
+    # Slippi replays (.slp) of every game, into replay_dir (eval --env dolphin turns them on under its run folder).
+    save_replays: bool = False
+    replay_dir: str = ""
 
 
 @dataclass
@@ -216,6 +225,43 @@ def _read_config_text(name_or_path: str | os.PathLike) -> tuple[str, str]:
                       f"{', '.join(shipped_configs())})")
 
 
+# The stages libmelee's MenuHelper.choose_stage can pick (melee/menuhelper.py: six stages and Random);
+# any other dolphin.stage would leave the stage select screen untouched and every game mismatched.
+DOLPHIN_STAGES = ("FINAL_DESTINATION", "BATTLEFIELD", "POKEMON_STADIUM", "DREAMLAND", "FOUNTAIN_OF_DREAMS",
+                  "YOSHIS_STORY", "RANDOM_STAGE")
+# Characters that are not on the character select screen (libmelee's enum also names these).
+NOT_SELECTABLE = ("NANA", "WIREFRAME_MALE", "WIREFRAME_FEMALE", "GIGA_BOWSER", "SANDBAG", "UNKNOWN_CHARACTER")
+
+
+def check_dolphin_config(d: DolphinConfig, origin: str = "config") -> None:
+    """One line naming the first [dolphin] value the worker cannot play with (None when all can)."""
+    import melee.enums  # noqa: PLC0415 (only Dolphin configs need libmelee's names)
+
+    if d.stage.upper() not in DOLPHIN_STAGES:
+        raise ConfigError(f"{origin}: dolphin.stage {d.stage!r} is not one libmelee's menu helper can pick; "
+                          f"use one of {', '.join(DOLPHIN_STAGES)}")
+    names = [c.name for c in melee.enums.Character if c.name not in NOT_SELECTABLE]
+    for key in ("agent_character", "opponent_character"):
+        value = getattr(d, key)
+        if value.upper() not in names:
+            raise ConfigError(f"{origin}: dolphin.{key} {value!r} is not a character on the select screen; "
+                              f"use one of {', '.join(names)}")
+    if d.opponent_character.upper() == "SHEIK":
+        raise ConfigError(f"{origin}: dolphin.opponent_character SHEIK cannot be a CPU (libmelee picks Sheik through "
+                          "Zelda, by hand); use ZELDA")
+    if not (1 <= d.agent_port <= 4 and 1 <= d.opponent_port <= 4) or d.agent_port == d.opponent_port:
+        raise ConfigError(f"{origin}: dolphin.agent_port and dolphin.opponent_port must be two different ports 1-4, "
+                          f"got {d.agent_port} and {d.opponent_port}")
+    if not 1 <= d.log_level <= 5:
+        raise ConfigError(f"{origin}: dolphin.log_level must be 1-5 (Dolphin's notice..debug), got {d.log_level}")
+    for key in ("timeout_s", "menu_timeout_s", "quit_timeout_s", "restart_window_s"):
+        if getattr(d, key) <= 0:
+            raise ConfigError(f"{origin}: dolphin.{key} must be positive, got {getattr(d, key)}")
+    for key in ("max_restarts", "start_attempts", "max_setup_mismatches"):
+        if getattr(d, key) < 1:
+            raise ConfigError(f"{origin}: dolphin.{key} must be at least 1, got {getattr(d, key)}")
+
+
 def load_config(path: str | os.PathLike | None = "default", overrides: list[str] | None = None) -> Config:
     """Read a TOML config (a path, or the name of a shipped config) and apply ``section.key=value`` overrides."""
     cfg = Config()
@@ -237,6 +283,8 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
         dotted, text = item.split("=", 1)
         section, key = dotted.strip().split(".", 1)
         _apply(cfg, section, key.strip(), _parse_value(text.strip()), f"--set {item}")
+    if cfg.env.env == "dolphin":
+        check_dolphin_config(cfg.dolphin, str(path) if path is not None else "config")
     return cfg
 
 

@@ -4,8 +4,10 @@ Works on any :class:`~melee_agent.vecenv.VecEnv` (the arena, Dolphin). Each of `
 episodes only, so short episodes are not over-counted.
 
 Reported: ``untouched_share`` (episodes that reach the frame limit without a hit: the paper's
-"untouched for a minute"), ``mean_seconds_to_first_hit`` (an untouched episode counts its full
-length), and per-episode means of damage taken and dealt, stocks lost and taken. Where the
+"untouched for a minute"; an episode cut short by a game's end or a Dolphin restart is counted,
+but never as untouched), ``episodes_cut`` (how many were cut so), ``mean_seconds_to_first_hit``
+(an episode never hit counts its full length), and per-episode means of damage taken and dealt,
+stocks lost and taken. Where the
 episodes were played against more than one CPU level (an arena with a level mix), ``per_level``
 holds the same figures for each level and ``untouched_share_worst_level`` the lowest share.
 
@@ -21,7 +23,7 @@ from typing import Any, Callable
 
 import torch
 
-from melee_agent.rewards import game_result
+from melee_agent.rewards import game_result, reached_limit
 from melee_agent.vecenv import VecEnv
 
 FPS = 60.0
@@ -66,13 +68,16 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
             ep_frames = info.episode_frame.tolist()
             levels = info.cpu_level.tolist()
             fh = first_hit.tolist()
+            at_limit = reached_limit(info.truncated, info.episode_frame, env.max_frames).tolist()
+            cut = (info.truncated & ~reached_limit(info.truncated, info.episode_frame, env.max_frames)).tolist()
             vals = {k: v.tolist() for k, v in running.items()}
             over = info.game_over.tolist()
             result = game_result(info.agent_stocks, info.opponent_stocks, info.agent_percent,
                                  info.opponent_percent).tolist()
             for i in idx:
                 hit_frame = fh[i]
-                rows.append({"cpu_level": int(levels[i]), "untouched": float(hit_frame == 0),
+                rows.append({"cpu_level": int(levels[i]), "untouched": float(hit_frame == 0 and at_limit[i]),
+                             "cut": float(cut[i]),
                              "seconds_to_first_hit": (hit_frame if hit_frame else ep_frames[i]) / FPS,
                              "game_over": float(over[i]), "result": float(result[i]) if over[i] else 0.0,
                              **{k: vals[k][i] for k in running}})
@@ -99,6 +104,7 @@ def summarize(rows: list[dict[str, float]]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "episodes": n,
         "untouched_share": mean("untouched"),
+        "episodes_cut": int(sum(r.get("cut", 0.0) for r in rows)),
         "mean_seconds_to_first_hit": mean("seconds_to_first_hit"),
         "damage_taken": mean("damage_taken"),
         "damage_dealt": mean("damage_dealt"),

@@ -31,6 +31,15 @@ GAME_FRAMES = 28_800  # 8:00 at 60 frames per second: Melee's standard time limi
 STANDING = Action.STANDING.value
 
 
+def reached_limit(truncated: torch.Tensor, episode_frame: torch.Tensor, max_frames: int) -> torch.Tensor:
+    """Episodes cut by the frame limit, not by a game's end or a Dolphin restart (``[B]`` bool).
+
+    Only these can be "untouched": the paper's metric is surviving the whole minute, and an
+    episode a game's end cut short proved nothing of the kind.
+    """
+    return truncated & (episode_frame >= max_frames)
+
+
 def check_reward(name: str) -> str:
     if name not in REWARDS:
         raise ValueError(f"unknown reward {name!r}; known: {', '.join(REWARDS)}")
@@ -126,6 +135,15 @@ class GameStateRules:
     def _read(self, gs: Any) -> tuple[float, int, float, int]:
         a, o = gs.players[self.agent_port], gs.players[self.opponent_port]
         return float(a.percent), int(a.stock), float(o.percent), int(o.stock)
+
+    def game_decided(self, gs: Any) -> bool:
+        """A player has no stock left: the game is over on this frame.
+
+        Slippi records no frame after the last KO (each real replay in ../shared/replays that ends
+        in one ends on it; slippi-ssbm-asm's SendGameEnd follows at the next scene think), so no
+        episode can start on this frame: the next one starts in the next game.
+        """
+        return int(gs.players[self.agent_port].stock) == 0 or int(gs.players[self.opponent_port].stock) == 0
 
     def start(self, gs: Any) -> None:
         """A new episode starts at this frame (nothing is scored for it)."""

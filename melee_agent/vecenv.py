@@ -95,6 +95,7 @@ class VecEnv(Protocol):
     num_envs: int
     num_actions: int
     device: torch.device
+    max_frames: int  # the frame limit that cuts an episode (reaching it unhit is "untouched")
 
     def reset(self) -> torch.Tensor:
         """Start every environment afresh; returns ``obs`` ``[B, 27]``."""

@@ -18,6 +18,7 @@ import torch
 from melee_agent.actions import get_action_set
 from melee_agent.config import ConfigError, DolphinConfig, load_config
 from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths, replay_session
+from melee_agent.dolphin.iso import disc_header
 from melee_agent.slp import game_ports, read_gamestates
 from melee_agent.state import encode_gamestate
 from tests.conftest import READABLE_REPLAYS, replay_path
@@ -75,7 +76,11 @@ def test_dolphin_loop_states_hits_and_rewards_match_the_recorded_game(name):
     a_port, o_port = env.rules.agent_port, env.rules.opponent_port
     steps = play_all(env, [0] * (len(states) + 5))  # noop: one frame per step
     played = steps[1:]
-    assert len(played) == len(states) - 1  # every frame after the first, then the replay ends
+    last = states[-1].players
+    # A hit on the frame that decides the game (the agent's last stock) ends the episode, and the
+    # environment goes on to the next game, which this harness ends: that step never returns.
+    decided_by_agent_ko = last[a_port].stock == 0
+    assert len(played) == len(states) - 1 - decided_by_agent_ko  # every frame after the first
     hits_seen, rewards_seen = 0, 0.0
     prev = 0
     for i, (a, obs, r, done, info) in enumerate(played, start=1):
@@ -96,6 +101,31 @@ def test_dolphin_loop_states_hits_and_rewards_match_the_recorded_game(name):
     if name in ("libmelee_test_game_1.slp", "pyslippi_game.slp"):
         assert hits_seen > 0
     assert env.restarts == 1  # the replay's end looks like a Dolphin that stopped answering
+
+
+def test_dolphin_a_game_that_ends_on_the_agents_last_ko_leaves_no_phantom_episode():
+    # peppi_v3.13 ends on the frame port 1 (the agent, Fox) loses its last stock, as every real
+    # replay that ends in a KO does. The hit ends the episode; the next episode must start in the
+    # next game (here the replay again, on a "restarted" console), never on the KO frame: that
+    # would leave an episode with no frame, cut at the game's end as a second done (0 frames,
+    # never hit, truncated) holding an action never played.
+    path = replay_path("peppi_v3.13.slp")
+    env, states = replay_env(path, consoles=2, max_frames=10**9)
+    a_port = env.rules.agent_port
+    assert states[-1].players[a_port].stock == 0
+    steps = play_all(env, [0] * (len(states) + 20))
+    ends = [(i, s[4]) for i, s in enumerate(steps[1:], start=1) if s[3]]
+    assert ends, "the agent's last KO ended no episode"
+    for _, info in ends:
+        assert info["frames"].item() > 0 and info["episode_frame"].item() > 0, "an episode with no frame"
+    ko = len(states) - 1  # noop plays one frame per step: step k plays recorded frame k
+    assert steps[ko][3] and steps[ko][4]["terminal"].item() and steps[ko][4]["stocks_lost"].item() == 1
+    # The KO frame is the last recorded one; the observation after it is the next game's first frame.
+    want = encode_gamestate(states[0], a_port, env.rules.opponent_port, 0, 5)
+    assert torch.allclose(steps[ko][1][0], torch.as_tensor(want))
+    after = steps[ko + 1][4]
+    assert after["frames"].item() == 1 and not after["truncated"].item()  # a real frame of the new game
+    assert env.restarts == 1
 
 
 def test_dolphin_loop_plays_each_macro_frame_into_the_controller():
@@ -165,7 +195,7 @@ def test_dolphin_paths_missing_or_wrong_give_one_line_saying_what_to_set(tmp_pat
         check_paths(DolphinConfig(dolphin_path=str(tmp_path), iso_path=str(tmp_path / "melee.iso")))
     # A folder is usable only where libmelee can find the executable in it (a 'netplay' install folder).
     iso = tmp_path / "melee.iso"
-    iso.write_bytes(b"\0" * 16)
+    iso.write_bytes(disc_header("GALE01", revision=2))
     with pytest.raises(DolphinError, match="folder libmelee cannot use"):
         check_paths(DolphinConfig(dolphin_path=str(tmp_path), iso_path=str(iso)))
     netplay = tmp_path / "netplay"
@@ -207,3 +237,38 @@ def test_dolphin_real_game_against_the_level_9_cpu():
             assert bool(((obs >= 0) & (obs <= 1)).all())
     finally:
         env.close()
+
+
+def test_dolphin_an_episode_cut_by_a_restart_is_counted_but_never_untouched():
+    # "Untouched" is the paper's minute survived: an episode that a restart (or a game's end) cut
+    # short reached no frame limit, whatever its hits. Both the evaluation and the worker's
+    # segment statistics count it as an episode and not as untouched.
+    from melee_agent.evaluate import evaluate
+    from melee_agent.model import DuelingDQN
+    from melee_agent.policies import make_policy
+    from melee_agent.workers.play import SegmentPlayer
+
+    path = replay_path("libmelee_test_game_1.slp")
+    env, _ = replay_env(path, consoles=2, die_after=50, max_frames=100)  # nobody is hit in the countdown
+    r = evaluate(env, make_policy("noop", "untouchable"), 2, progress=False)
+    assert r["episodes"] == 2
+    assert r["untouched_share"] == 0.5  # only the second, in the "restarted" game, reached its 100 frames
+    assert r["episodes_cut"] == 1
+    env, _ = replay_env(path, consoles=2, die_after=50, max_frames=100)
+    player = SegmentPlayer(env, epsilon=1.0, n_step=3, gamma=0.99, seed=0)
+    _, stats = player.play(DuelingDQN(num_actions=5), frames_per_env=200)
+    assert stats.episodes == 2 and stats.untouched == 1 and stats.per_level == {"9": [2, 1]}
+
+
+def test_dolphin_config_refuses_a_stage_or_character_the_menus_cannot_pick():
+    # libmelee's choose_stage knows six stages and Random: any other would leave every game on the
+    # wrong stage, quit and set up again for ever. Caught when the config loads, in one line.
+    with pytest.raises(ConfigError, match="dolphin.stage 'CORNERIA' is not one libmelee's menu helper can pick"):
+        load_config("dolphin", ["dolphin.stage=CORNERIA"])
+    with pytest.raises(ConfigError, match="dolphin.opponent_character 'SANDBAG' is not a character"):
+        load_config("dolphin", ["dolphin.opponent_character=SANDBAG"])
+    with pytest.raises(ConfigError, match="two different ports"):
+        load_config("dolphin", ["dolphin.opponent_port=1"])
+    assert load_config("dolphin", ["dolphin.stage=battlefield"]).dolphin.stage == "battlefield"
+    load_config("dolphin", ["dolphin.stage=RANDOM_STAGE"])
+    load_config("default", ["dolphin.stage=CORNERIA"])  # an arena run never reads [dolphin]

@@ -266,3 +266,57 @@ def test_dolphin_two_workers_on_one_host_upload_rows_a_real_manager_accepts(tmp_
         if "workers/dolphin_restarts" in acc.Tags()["scalars"]:
             restarts += [e.value for e in acc.Scalars("workers/dolphin_restarts")]
     assert restarts and max(restarts) == 1
+
+
+needs_xvfb = pytest.mark.skipif(__import__("shutil").which("Xvfb") is None,
+                                reason="Xvfb is not installed (apt-get install xvfb)")
+
+
+@needs_xvfb
+@pytest.mark.parametrize("build", ["ishiiruka", "mainline-qt"])
+def test_dolphin_a_build_that_needs_a_display_gets_its_own_xvfb_restarted_and_stopped_with_it(
+        tmp_path, monkeypatch, build):
+    # Stock Slippi and mainline's Qt AppImage open a display (the stand-in checks an X server answers
+    # there); with DISPLAY unset each Dolphin gets a private Xvfb, a new one on every restart.
+    monkeypatch.delenv("DISPLAY", raising=False)
+    exe, cfg = standin(tmp_path, build=build)
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        first = launches(exe.parent)[0]
+        assert first["display"] and first["display"].startswith(":")
+        assert "--platform" not in first["argv"]  # Qt's parser lacks it; Ishiiruka bakes its platform in
+        xvfb = env.supervisor.session.display.process
+        env.supervisor.restart("test")
+        assert xvfb.poll() is not None  # the old display went with the old Dolphin
+        play(env, 30)
+        assert launches(exe.parent)[1]["display"]
+        xvfb = env.supervisor.session.display.process
+    finally:
+        env.close()
+    assert xvfb.poll() is not None
+
+
+def test_dolphin_start_up_retries_a_failed_version_check_and_a_dead_stream_worker(tmp_path):
+    # The 3rd --version (libmelee's own, inside Console() for the restart) fails as a busy AppImage
+    # does: that start is retried instead of ending the worker.
+    exe, cfg = standin(tmp_path, faults=[{"kind": "version_fail", "call": 3}])
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        env.supervisor.restart("test")
+        play(env, 10)
+        assert len(launches(exe.parent)) == 2 and env.restarts == 1
+        # Dolphin's own log is kept to errors (Logger.ini Verbosity 2), so it does not flood the journal.
+        assert launches(exe.parent)[0]["log_verbosity"] == "2"
+    finally:
+        env.close()
+    # libmelee's stream worker dying before it answers (here: it cannot even build the port's address)
+    # reaches connect() as EOFError: a StartFailed, cleaned up, which the supervisor retries.
+    from melee_agent.dolphin import StartFailed, launch_options, start_dolphin
+
+    before = set(Path("/tmp").glob("libmelee_*"))
+    with pytest.raises(StartFailed, match="EOFError"):
+        start_dolphin(cfg, launch_options(cfg), 70000)
+    assert set(Path("/tmp").glob("libmelee_*")) <= before
+    assert all(not _alive(rec["pid"]) for rec in launches(exe.parent))

@@ -27,7 +27,7 @@ def test_commands_create_a_template_and_a_managed_group_of_n():
     assert "--boot-disk-size=30GB" in template
     # Named VMs, each with its own fleet index: worker indices cannot collide across VMs.
     assert [i[6] for i in instances] == ["create-instance"] * 3
-    assert [i[-1] for i in instances] == [f"--stateful-metadata=vm-index={k}" for k in range(3)]
+    assert [i[-1] for i in instances] == [f"--stateful-metadata=vm-index={k},fleet-size=3" for k in range(3)]
     assert template[:7] == ["gcloud", "compute", "--project", "proj", "instance-templates", "create",
                             "melee-agent-workers-template"]
     assert "--metadata-from-file=startup-script=/tmp/s.sh" in template
@@ -41,7 +41,9 @@ def test_spot_resize_and_delete():
     template = plan(args("--spot"), "/tmp/s.sh")[0][1]
     assert "--provisioning-model=SPOT" in template
     grow, script = plan(args("--resize", "5"), "/tmp/s.sh")
-    assert [c[-1] for c in grow] == ["--stateful-metadata=vm-index=3", "--stateful-metadata=vm-index=4"]
+    # The new VMs carry the size they join: the template (baked for 3) needs no change.
+    assert [c[-1] for c in grow] == ["--stateful-metadata=vm-index=3,fleet-size=5",
+                                     "--stateful-metadata=vm-index=4,fleet-size=5"]
     assert script is None
     (shrink,), _ = plan(args("--resize", "1"), "/tmp/s.sh")
     assert shrink[6] == "delete-instances" and shrink[-1] == "--instances=melee-agent-workers-1,melee-agent-workers-2"
@@ -56,9 +58,11 @@ def test_startup_script_parses_and_runs_k_workers_under_systemd(tmp_path):
     path.write_text(script)
     assert subprocess.run(["bash", "-n", str(path)], capture_output=True).returncode == 0
     assert "melee-agent-worker@.service" in script and "Restart=always" in script
-    assert "--num-workers 12" in script and "seq 0 $(( 4 - 1 ))" in script and "curl -sf" in script
+    assert "--num-workers ${TOTAL}" in script and "seq 0 $(( 4 - 1 ))" in script and "curl -sf" in script
     assert "gcloud secrets versions access latest --secret=melee-agent-token" in script
-    assert "Xvfb" in script and "--env dolphin" in script
+    assert "xvfb" in script and "--env dolphin" in script
+    # A stop reaches the worker alone, in time to spool its segment; its /tmp goes with it.
+    assert "KillMode=mixed" in script and "TimeoutStopSec=60" in script and "PrivateTmp=true" in script
 
 
 def test_no_token_or_secret_value_appears_in_commands_or_script(monkeypatch):
@@ -87,11 +91,14 @@ def test_creating_without_manager_or_bucket_is_a_clear_error():
 
 STUBS = {
     # The metadata server: this VM's index, or a 404 body (curl -f turns it into an error).
-    "curl": 'if [ -n "${VM_INDEX_META:-}" ]; then printf %s "$VM_INDEX_META"; else echo "<h1>404</h1>"; '
-            '[ "$1" = "-sf" ] && exit 22; fi',
+    "curl": 'case "$4" in */vm-index) v="${VM_INDEX_META:-}";; */fleet-size) v="${FLEET_SIZE_META:-}";; *) v=;; esac; '
+            'if [ -n "$v" ]; then printf %s "$v"; else echo "<h1>404</h1>"; [ "$1" = "-sf" ] && exit 22; fi',
     "gcloud": 'echo "gcloud $*" >> "$STUB_LOG"; printf %s "$SECRET_VALUE"',
+    # The bucket holds the wheel, Slippi_Online-x86_64.AppImage and melee.iso; any other object is missing.
     "gsutil": 'echo "gsutil $*" >> "$STUB_LOG"; for a in "$@"; do dst="$a"; done; '
-              'case "$dst" in */) touch "$dst/$(basename "$4")";; *) touch "$dst";; esac',
+              'case "$3" in */melee-agent/*.whl|*/Slippi_Online-x86_64.AppImage|*/melee.iso) ;; '
+              '*) echo "CommandException: No URLs matched: $3" >&2; exit 1;; esac; '
+              'case "$dst" in */) touch "$dst/$(basename "$3")";; *) touch "$dst";; esac',
     "apt-get": 'echo "apt-get $*" >> "$STUB_LOG"',
     "systemctl": 'echo "systemctl $*" >> "$STUB_LOG"',
     "python3": 'echo "python3 $*" >> "$STUB_LOG"; d="$3"; mkdir -p "$d/bin"; '
@@ -99,7 +106,8 @@ STUBS = {
 }
 
 
-def run_startup(tmp_path: Path, script: str, vm_index: str | None, name: str) -> tuple[subprocess.CompletedProcess, Path]:
+def run_startup(tmp_path: Path, script: str, vm_index: str | None, name: str,
+                fleet_size: str | None = None) -> tuple[subprocess.CompletedProcess, Path]:
     root, bin_dir = tmp_path / name / "root", tmp_path / name / "bin"
     bin_dir.mkdir(parents=True)
     root.mkdir()
@@ -111,6 +119,8 @@ def run_startup(tmp_path: Path, script: str, vm_index: str | None, name: str) ->
            "SECRET_VALUE": SENTINEL}
     if vm_index is not None:
         env["VM_INDEX_META"] = vm_index
+    if fleet_size is not None:
+        env["FLEET_SIZE_META"] = fleet_size
     proc = subprocess.run(["bash", str(tmp_path / name / "startup.sh")], capture_output=True, text=True, env=env,
                           timeout=60)
     return proc, root
@@ -121,7 +131,7 @@ def test_startup_script_runs_on_two_vms_with_unique_worker_indices_and_a_private
     script = render_startup_script(s)
     enabled = []
     for vm in ("0", "1"):
-        proc, root = run_startup(tmp_path, script, vm, f"vm{vm}")
+        proc, root = run_startup(tmp_path, script, vm, f"vm{vm}", fleet_size="2")
         assert proc.returncode == 0, proc.stderr
         assert SENTINEL not in proc.stdout + proc.stderr  # the token is never printed
         token = root / "opt/melee-agent/token"
@@ -134,6 +144,8 @@ def test_startup_script_runs_on_two_vms_with_unique_worker_indices_and_a_private
         log = (tmp_path / f"vm{vm}" / "log").read_text()
         assert "libasound2" in log and "fuse" in log and "download.pytorch.org/whl/cpu" in log
         assert "gs://b/melee-agent/melee_agent-" in log and "melee_agent-" in log.split("pip install -q")[-1]
+        # Reinstalled at every boot: a redeployed wheel of the same version replaces the installed one.
+        assert "pip install -q --force-reinstall --no-deps" in log
         enabled += [line.split("@")[1].split(".")[0] for line in log.splitlines()
                     if line.startswith("systemctl enable --now melee-agent-worker@")]
     assert sorted(enabled) == ["0", "1", "2", "3"]  # 2 VMs x 2 workers, no index twice
@@ -144,3 +156,41 @@ def test_startup_script_stops_with_a_clear_message_without_its_vm_index(tmp_path
     proc, root = run_startup(tmp_path, render_startup_script(s), None, "novm")
     assert proc.returncode == 1 and "no vm-index metadata" in proc.stderr
     assert not (root / "etc/systemd/system").exists()
+
+
+def test_a_vm_added_by_resize_runs_from_the_same_template_with_a_valid_worker_index(tmp_path):
+    # The template was rendered for 2 VMs x 2 workers; --resize 3 adds vm-index=2 with fleet-size=3.
+    s = GceSettings(count=2, project="proj", zone="z", manager="http://m:8000", bucket="gs://b", workers_per_vm=2)
+    proc, root = run_startup(tmp_path, render_startup_script(s), "2", "grown", fleet_size="3")
+    assert proc.returncode == 0, proc.stderr
+    unit = (root / "etc/systemd/system/melee-agent-worker@.service").read_text()
+    assert "--num-workers 6" in unit  # workers 4 and 5 are within [0, 6): no crash loop
+    from melee_agent.workers.play import ape_x_epsilon
+
+    assert 0 < ape_x_epsilon(5, 6) < ape_x_epsilon(4, 6)
+    # A VM made before fleet-size existed (or with a stale one) still gets an index inside the fleet.
+    proc, root = run_startup(tmp_path, render_startup_script(s), "3", "old")
+    assert proc.returncode == 0, proc.stderr
+    assert "--num-workers 8" in (root / "etc/systemd/system/melee-agent-worker@.service").read_text()
+
+
+def test_bucket_object_names_are_flags_and_a_missing_object_is_named(tmp_path):
+    a = args("--dolphin-object", "slippi/Slippi_Online-x86_64.AppImage", "--iso-object", "isos/ssbm-1.02.iso")
+    _, script = plan(a, "/tmp/s.sh")
+    assert "gs://my-bucket/slippi/Slippi_Online-x86_64.AppImage" in script and "gs://my-bucket/isos/ssbm-1.02.iso" in script
+    with pytest.raises(ValueError, match="--iso-object 'gs://b/x.iso' must be an object name"):
+        plan(args("--iso-object", "gs://b/x.iso"), "/tmp/s.sh")
+    # An object the bucket lacks stops the script with one line naming it and the flag (not gsutil's words alone).
+    s = GceSettings(count=1, project="p", zone="z", manager="http://m", bucket="gs://b", iso_object="SSBM.iso")
+    proc, root = run_startup(tmp_path, render_startup_script(s), "0", "noiso")
+    assert proc.returncode == 1
+    assert "cannot copy gs://b/SSBM.iso" in proc.stderr and "--iso-object" in proc.stderr
+    assert not (root / "etc/systemd/system").exists()
+
+
+def test_service_account_and_redeploy():
+    template = plan(args("--service-account", "workers@proj.iam.gserviceaccount.com"), "/tmp/s.sh")[0][1]
+    assert "--service-account=workers@proj.iam.gserviceaccount.com" in template
+    (upload, restart), script = plan(args("--redeploy"), "/tmp/s.sh", "/tmp/w.whl")
+    assert script is None and upload[:3] == ["gsutil", "cp", "/tmp/w.whl"]
+    assert restart[4:8] == ["instance-groups", "managed", "rolling-action", "restart"]

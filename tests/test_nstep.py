@@ -74,3 +74,18 @@ def test_a_segment_on_the_arena_gives_consistent_rows_and_stats():
     assert int((d == 0).sum()) >= stats.episodes - 8  # every terminal (hit) gives at least one zero-discount row
     assert bool(((rows[:, ACTION] >= 0) & (rows[:, ACTION] < 5)).all())
     assert bool(((rows[:, OBS] >= 0) & (rows[:, OBS] <= 1)).all())
+
+
+def test_a_stop_request_ends_the_segment_within_a_decision_and_keeps_its_rows():
+    # systemd stops a worker with SIGTERM and kills it 60 s later (TimeoutStopSec): the segment
+    # (two minutes of game by default) must end at the next decision, with its rows kept.
+    import threading
+
+    from melee_agent.arena import Arena
+    from melee_agent.model import DuelingDQN
+
+    stop = threading.Event()
+    stop.set()
+    player = SegmentPlayer(Arena(1, cpu_level=9, seed=0), epsilon=1.0, n_step=3, gamma=0.99, seed=0)
+    rows, stats = player.play(DuelingDQN(num_actions=5), frames_per_env=7200, stop=stop)
+    assert stats.steps == 1 and rows.shape[0] == 1

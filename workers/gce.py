@@ -1,13 +1,19 @@
 """`melee-agent launch gce`: a fleet of Dolphin worker VMs on Google Compute Engine.
 
 Builds a wheel of this checkout and uploads it to the user's bucket (melee-agent is not on
-PyPI), renders an instance template whose startup script installs it with the CPU build of torch,
-fetches the Slippi Dolphin AppImage and the user's ISO from the bucket, reads the manager token
-from Secret Manager at boot (it never appears in a command, the template or the script), and runs
-K workers under systemd (``melee-agent-worker@i``, restarted when they die, on an Xvfb display
-because stock Slippi Dolphin wants one); then a managed instance group with N named VMs, each
-given its fleet index as stateful metadata (``vm-index``), so worker indices never collide.
-``--dry-run`` prints the commands and the script; otherwise they run.
+PyPI), renders an instance template whose startup script installs it with the CPU build of torch
+(reinstalled at every boot, so a redeployed wheel replaces the old one), fetches the Slippi Dolphin
+AppImage and the user's ISO from the bucket (``--dolphin-object``, ``--iso-object``), reads the
+manager token from Secret Manager at boot (it never appears in a command, the template or the
+script), and runs K workers under systemd (``melee-agent-worker@i``, restarted when they die; each
+starts its own Xvfb display, because stock Slippi Dolphin wants one); then a managed instance
+group with N named VMs, each given its fleet index and the fleet's size as stateful metadata
+(``vm-index``, ``fleet-size``), so worker indices never collide and a VM added by ``--resize``
+knows the size it joined (the template holds neither). ``--dry-run`` prints the commands and the
+script; otherwise they run.
+
+The VMs' service account needs read access to the bucket (``roles/storage.objectViewer``) and
+``roles/secretmanager.secretAccessor`` on the token's secret; the README shows the two grants.
 
 Example::
 
@@ -47,6 +53,7 @@ class GceSettings:
     image_family: str = "debian-12"
     image_project: str = "debian-cloud"
     boot_disk_gb: int = 30  # Debian + torch (CPU) + Slippi AppImage + a 1.4 GB ISO, with room for logs
+    service_account: str = ""  # the VMs' service account (empty: the project's default compute one)
 
     @property
     def template(self) -> str:
@@ -66,69 +73,82 @@ def render_startup_script(s: GceSettings) -> str:
     Every path is under ``$MELEE_AGENT_ROOT`` (empty on a VM), so tests run it in a temporary root
     with stand-ins for the metadata server, gcloud, gsutil, apt-get and systemctl.
     """
-    total = s.count * s.workers_per_vm
     q = shlex.quote
     bucket = s.bucket.rstrip("/")
+    wheel = f"$R/opt/melee-agent/{wheel_name()}"
+
+    def fetch(obj: str, dest: str, fix: str) -> str:
+        """gsutil cp that, under set -e, stops with one line naming the object instead of gsutil's."""
+        src = q(f"{bucket}/{obj}")
+        return (f'gsutil -q cp {src} "{dest}" || {{ echo "melee-agent: cannot copy {bucket}/{obj}: {fix}, or grant '
+                'this VM\'s service account roles/storage.objectViewer on the bucket" >&2; exit 1; }')
     return f"""#!/usr/bin/env bash
 # melee-agent worker VM: install, fetch Dolphin and the ISO, read the token, start {s.workers_per_vm} workers.
 set -euo pipefail
 R="${{MELEE_AGENT_ROOT:-}}"
 export DEBIAN_FRONTEND=noninteractive
 METADATA=${{MELEE_AGENT_METADATA_URL:-http://metadata.google.internal/computeMetadata/v1}}
-# This VM's index in the fleet (0..{s.count - 1}), set per instance by `launch gce`; -f: a 404 is an error.
-if ! VM_INDEX=$(curl -sf -H 'Metadata-Flavor: Google' "$METADATA/instance/attributes/vm-index"); then
+meta() {{ curl -sf -H 'Metadata-Flavor: Google' "$METADATA/instance/attributes/$1"; }}
+# This VM's index in the fleet, set per instance by `launch gce`; -f: a 404 is an error.
+if ! VM_INDEX=$(meta vm-index); then
   echo "melee-agent: this VM has no vm-index metadata; create it with melee-agent launch gce" >&2
   exit 1
 fi
 case "$VM_INDEX" in ''|*[!0-9]*) echo "melee-agent: vm-index metadata '$VM_INDEX' is not a number" >&2; exit 1;; esac
+# The fleet's size when this VM joined it (per instance, so `--resize` needs no new template).
+FLEET=$(meta fleet-size) || FLEET={s.count}
+case "$FLEET" in ''|*[!0-9]*) echo "melee-agent: fleet-size metadata '$FLEET' is not a number" >&2; exit 1;; esac
+if [ "$VM_INDEX" -ge "$FLEET" ]; then FLEET=$(( VM_INDEX + 1 )); fi
+TOTAL=$(( FLEET * {s.workers_per_vm} ))
 apt-get update -q
-# fuse/libfuse2 run the AppImage; libasound2, GL and GTK are what Slippi Dolphin links against.
+# fuse/libfuse2 run the AppImage; libasound2, GL and GTK are what Slippi Dolphin links against;
+# each worker starts its own Xvfb display for it.
 apt-get install -y -q python3-venv xvfb fuse libfuse2 libasound2 libgl1 libegl1 libusb-1.0-0 libgtk-3-0 curl
 install -d -m 0755 "$R/opt/melee-agent"
-gsutil -q cp {q(bucket + '/melee-agent/' + wheel_name())} "$R/opt/melee-agent/"
+{fetch('melee-agent/' + wheel_name(), '$R/opt/melee-agent/', 'run melee-agent launch gce --redeploy')}
 if [ ! -x "$R/opt/melee-agent/venv/bin/melee-agent" ]; then
   python3 -m venv "$R/opt/melee-agent/venv"
   "$R/opt/melee-agent/venv/bin/pip" install -q --upgrade pip
   # The CPU build of torch: a worker acts with a small model; the CUDA wheels need GBs of disk.
   "$R/opt/melee-agent/venv/bin/pip" install -q torch --index-url https://download.pytorch.org/whl/cpu
-  "$R/opt/melee-agent/venv/bin/pip" install -q "$R/opt/melee-agent/{wheel_name()}"
+  "$R/opt/melee-agent/venv/bin/pip" install -q "{wheel}"
 fi
-gsutil -q cp {q(bucket + '/' + s.dolphin_object)} "$R/opt/melee-agent/dolphin.AppImage"
+# The wheel keeps its version's name across redeploys: reinstall it at every boot, so a redeployed
+# checkout replaces the one installed before (its dependencies stay as installed).
+"$R/opt/melee-agent/venv/bin/pip" install -q --force-reinstall --no-deps "{wheel}"
+{fetch(s.dolphin_object, '$R/opt/melee-agent/dolphin.AppImage', 'upload Slippi Dolphin there or pass --dolphin-object')}
 chmod 0755 "$R/opt/melee-agent/dolphin.AppImage"
-gsutil -q cp {q(bucket + '/' + s.iso_object)} "$R/opt/melee-agent/melee.iso"
+{fetch(s.iso_object, '$R/opt/melee-agent/melee.iso', 'upload your NTSC 1.02 ISO there or pass --iso-object')}
 # The manager token comes from Secret Manager into root-only files; it is never in this script or printed.
 umask 077
-gcloud secrets versions access latest --secret={q(s.token_secret)} --project={q(s.project)} > "$R/opt/melee-agent/token"
+gcloud secrets versions access latest --secret={q(s.token_secret)} --project={q(s.project)} > "$R/opt/melee-agent/token" \\
+  || {{ echo "melee-agent: cannot read secret {s.token_secret}: create it, or grant this VM's service account roles/secretmanager.secretAccessor on it" >&2; exit 1; }}
 {{ printf 'MELEE_AGENT_TOKEN='; cat "$R/opt/melee-agent/token"; echo; }} > "$R/opt/melee-agent/worker.env"
 umask 022
 install -d -m 0755 "$R/etc/systemd/system"
-cat > "$R/etc/systemd/system/xvfb.service" <<'UNIT'
-[Unit]
-Description=Virtual display for Slippi Dolphin (stock Ishiiruka has no headless video backend)
-[Service]
-ExecStart=/usr/bin/Xvfb :99 -screen 0 640x480x24
-Restart=always
-[Install]
-WantedBy=multi-user.target
-UNIT
+# SIGTERM goes to the worker alone (KillMode=mixed): it ends its segment within a few frames,
+# spools and tries to send the rows, and stops its Dolphin and Xvfb itself; what is left is killed
+# after TimeoutStopSec. PrivateTmp gives each worker a /tmp (libmelee's user folders) that systemd
+# empties when it stops, whatever killed it.
 cat > "$R/etc/systemd/system/melee-agent-worker@.service" <<UNIT
 [Unit]
 Description=melee-agent Dolphin worker %i
-After=network-online.target xvfb.service
-Wants=network-online.target xvfb.service
+After=network-online.target
+Wants=network-online.target
 [Service]
-Environment=DISPLAY=:99
 EnvironmentFile=/opt/melee-agent/worker.env
 ExecStart=/opt/melee-agent/venv/bin/melee-agent worker --manager {q(s.manager)} --env dolphin --config dolphin \\
   --set dolphin.dolphin_path=/opt/melee-agent/dolphin.AppImage --set dolphin.iso_path=/opt/melee-agent/melee.iso \\
-  --set env.cpu_level={s.cpu_level} --worker-index %i --num-workers {total} --spool-dir /var/lib/melee-agent/spool/%i
+  --set env.cpu_level={s.cpu_level} --worker-index %i --num-workers ${{TOTAL}} --spool-dir /var/lib/melee-agent/spool/%i
 Restart=always
 RestartSec=5
+KillMode=mixed
+TimeoutStopSec=60
+PrivateTmp=true
 [Install]
 WantedBy=multi-user.target
 UNIT
 systemctl daemon-reload
-systemctl enable --now xvfb.service
 for k in $(seq 0 $(( {s.workers_per_vm} - 1 ))); do
   i=$(( VM_INDEX * {s.workers_per_vm} + k ))
   systemctl enable --now "melee-agent-worker@${{i}}.service"
@@ -136,10 +156,16 @@ done
 """
 
 
-def instance_command(s: GceSettings, index: int) -> list[str]:
-    """One named VM of the group, with its fleet index as stateful metadata (names are not reused)."""
+def instance_command(s: GceSettings, index: int, fleet_size: int | None = None) -> list[str]:
+    """One named VM of the group, with its fleet index and the fleet's size as stateful metadata.
+
+    The size is the VM's own (the fleet it joined), so VMs added by a resize work from the same
+    template; VMs already running keep the epsilons of the size they joined.
+    """
+    size = s.count if fleet_size is None else fleet_size
     return ["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "create-instance", s.name,
-            f"--zone={s.zone}", f"--instance={s.name}-{index}", f"--stateful-metadata=vm-index={index}"]
+            f"--zone={s.zone}", f"--instance={s.name}-{index}",
+            f"--stateful-metadata=vm-index={index},fleet-size={size}"]
 
 
 def gcloud_commands(s: GceSettings, script_path: str, wheel_path: str = "WHEEL") -> list[list[str]]:
@@ -148,6 +174,8 @@ def gcloud_commands(s: GceSettings, script_path: str, wheel_path: str = "WHEEL")
                 f"--machine-type={s.machine_type}", f"--image-family={s.image_family}",
                 f"--image-project={s.image_project}", "--scopes=cloud-platform",
                 f"--boot-disk-size={s.boot_disk_gb}GB", f"--metadata-from-file=startup-script={script_path}"]
+    if s.service_account:
+        template.append(f"--service-account={s.service_account}")
     if s.spot:
         template += ["--provisioning-model=SPOT", "--instance-termination-action=STOP"]
     group = ["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "create", s.name,
@@ -158,10 +186,18 @@ def gcloud_commands(s: GceSettings, script_path: str, wheel_path: str = "WHEEL")
 def resize_commands(s: GceSettings, size: int) -> list[list[str]]:
     """From ``--count`` VMs to ``size``: new VMs get the next indices; the highest indices go first."""
     if size > s.count:
-        return [instance_command(s, i) for i in range(s.count, size)]
+        return [instance_command(s, i, size) for i in range(s.count, size)]
     gone = ",".join(f"{s.name}-{i}" for i in range(size, s.count))
     return [["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "delete-instances", s.name,
              f"--zone={s.zone}", f"--instances={gone}"]] if gone else []
+
+
+def redeploy_commands(s: GceSettings, wheel_path: str = "WHEEL") -> list[list[str]]:
+    """Upload this checkout's wheel and restart every VM: each boot reinstalls the wheel it finds."""
+    upload = ["gsutil", "cp", wheel_path, f"{s.bucket.rstrip('/')}/melee-agent/{wheel_name()}"]
+    restart = ["gcloud", "compute", "--project", s.project, "instance-groups", "managed", "rolling-action",
+               "restart", s.name, f"--zone={s.zone}"]
+    return [upload, restart]
 
 
 def delete_commands(s: GceSettings) -> list[list[str]]:
@@ -192,6 +228,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers-per-vm", type=int, default=2, help="Dolphin workers per VM (default: %(default)s)")
     p.add_argument("--machine-type", default="e2-standard-4", help="(default: %(default)s)")
     p.add_argument("--token-secret", default="melee-agent-token", help="Secret Manager secret with the token")
+    p.add_argument("--dolphin-object", default="Slippi_Online-x86_64.AppImage",
+                   help="the Slippi Dolphin AppImage's object name in --bucket (default: %(default)s)")
+    p.add_argument("--iso-object", default="melee.iso",
+                   help="your NTSC 1.02 Melee ISO's object name in --bucket (default: %(default)s)")
+    p.add_argument("--service-account", default="",
+                   help="the VMs' service account e-mail (default: the project's compute default); it needs "
+                        "roles/storage.objectViewer on the bucket and roles/secretmanager.secretAccessor on the secret")
     p.add_argument("--name", default="melee-agent-workers", help="group name (default: %(default)s)")
     p.add_argument("--cpu-level", type=int, default=9, help="the built-in CPU's level (default: %(default)s)")
     p.add_argument("--boot-disk-gb", type=int, default=30,
@@ -200,6 +243,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the gcloud commands and the script; run nothing")
     p.add_argument("--resize", type=int, default=None, metavar="N",
                    help="resize the existing group from --count VMs to N (new VMs get the next indices)")
+    p.add_argument("--redeploy", action="store_true",
+                   help="upload this checkout's wheel again and restart the VMs, which reinstall it")
     p.add_argument("--delete", action="store_true", help="delete the group and its template")
 
 
@@ -211,7 +256,8 @@ def settings_from_args(args: argparse.Namespace) -> GceSettings:
     return GceSettings(count=args.count, project=args.project, zone=args.zone, manager=args.manager,
                        bucket=args.bucket, name=args.name, machine_type=args.machine_type,
                        workers_per_vm=args.workers_per_vm, spot=args.spot, token_secret=args.token_secret,
-                       cpu_level=args.cpu_level, boot_disk_gb=args.boot_disk_gb)
+                       cpu_level=args.cpu_level, boot_disk_gb=args.boot_disk_gb, dolphin_object=args.dolphin_object,
+                       iso_object=args.iso_object, service_account=args.service_account)
 
 
 def plan(args: argparse.Namespace, script_path: str, wheel_path: str = "WHEEL") -> tuple[list[list[str]], str | None]:
@@ -219,8 +265,15 @@ def plan(args: argparse.Namespace, script_path: str, wheel_path: str = "WHEEL") 
     s = settings_from_args(args)
     if args.delete:
         return delete_commands(s), None
+    for flag, obj in (("--dolphin-object", s.dolphin_object), ("--iso-object", s.iso_object)):
+        if not obj or obj.startswith(("/", "gs://")) or any(c.isspace() for c in obj):
+            raise ValueError(f"{flag} {obj!r} must be an object name inside --bucket, like 'melee.iso'")
     if args.resize is not None:
         return resize_commands(s, args.resize), None
+    if args.redeploy:
+        if not args.bucket.startswith("gs://"):
+            raise ValueError("--redeploy needs --bucket gs://BUCKET (where the VMs fetch the wheel)")
+        return redeploy_commands(s, wheel_path), None
     if not args.manager or not args.bucket.startswith("gs://"):
         raise ValueError("creating the fleet needs --manager URL and --bucket gs://BUCKET (with the Dolphin AppImage "
                          "and your ISO in it)")
@@ -230,7 +283,7 @@ def plan(args: argparse.Namespace, script_path: str, wheel_path: str = "WHEEL") 
 def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         script_path = str(Path(tmp) / "startup.sh")
-        creating = not (args.delete or args.resize is not None)
+        creating = not (args.delete or args.resize is not None) or args.redeploy
         wheel = str(Path(tmp) / wheel_name())
         commands, script = plan(args, script_path, wheel)
         if args.dry_run:

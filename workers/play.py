@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import torch
 
 from melee_agent.model import DuelingDQN
+from melee_agent.rewards import reached_limit
 from melee_agent.vecenv import VecEnv
 from melee_agent.workers.nstep import nstep_rows
 
@@ -75,6 +77,8 @@ class SegmentPlayer:
         self.dec_obs = torch.zeros_like(self.obs)
         self.dec_act = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
         self.gen = torch.Generator(device=env.device).manual_seed(seed)
+        # Per environment: the running episode was hit (a damage episode goes on after a hit).
+        self.ep_hit = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
 
     @torch.inference_mode()
     def act(self, model: DuelingDQN, obs: torch.Tensor) -> torch.Tensor:
@@ -85,8 +89,10 @@ class SegmentPlayer:
         return torch.where(explore, rand, greedy)
 
     @torch.inference_mode()
-    def play(self, model: DuelingDQN, frames_per_env: int, max_steps: int | None = None) -> tuple[torch.Tensor, SegmentStats]:
-        """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` decisions).
+    def play(self, model: DuelingDQN, frames_per_env: int, max_steps: int | None = None,
+             stop: threading.Event | None = None) -> tuple[torch.Tensor, SegmentStats]:
+        """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` decisions,
+        or ``stop`` is set: what was played so far is returned, so a stopping worker keeps it).
 
         Environments decide asynchronously (``step_async``), so none waits for another's macro;
         each environment's transitions are then turned into n-step rows alone.
@@ -108,19 +114,24 @@ class SegmentPlayer:
                 rec[k].append(v.clone())
             self.chooses = ready
             played += torch.where(ready, info.frames, 0)
+            self.ep_hit |= info.hit & ready
             if bool(done.any()):
+                # Untouched: reached the frame limit never hit; a cut by a game's end or a restart is not.
+                untouched = done & ~self.ep_hit & reached_limit(info.truncated, info.episode_frame, env.max_frames)
                 stats.episodes += int(done.sum())
                 stats.return_sum += float(info.episode_return[done].sum())
                 stats.length_sum += float(info.episode_frame[done].sum())
-                stats.untouched += int((done & ~info.hit).sum())
-                for lv, untouched in zip(info.cpu_level[done].tolist(), (~info.hit[done]).tolist()):
+                stats.untouched += int(untouched.sum())
+                for lv, u in zip(info.cpu_level[done].tolist(), untouched[done].tolist()):
                     counts = stats.per_level.setdefault(str(lv), [0, 0])
                     counts[0] += 1
-                    counts[1] += int(untouched)
+                    counts[1] += int(u)
+                self.ep_hit &= ~done
             stats.hits += int((info.hit & ready).sum())
             obs = nxt
             stats.steps += int(ready.sum())
-            if bool((played >= frames_per_env).all()) or (max_steps is not None and stats.steps >= max_steps):
+            if bool((played >= frames_per_env).all()) or (max_steps is not None and stats.steps >= max_steps) \
+                    or (stop is not None and stop.is_set()):
                 break
         self.obs = obs
         stats.frames = int(played.sum())

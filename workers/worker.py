@@ -242,7 +242,9 @@ class Worker:
         try:
             self.drain()  # batches left by an earlier process on this spool
             while not self.stop.is_set() and (s.segments is None or segment < s.segments):
-                rows, stats = player.play(self.model, frames)
+                # The stop flag is read every decision: a SIGTERM (systemd's stop) ends the segment
+                # within a macro, not after up to worker.segment_seconds of game.
+                rows, stats = player.play(self.model, frames, stop=self.stop)
                 stats.extra["worker_id"] = self.worker_id
                 stats.extra["epsilon"] = self.epsilon
                 stats.extra.update(self.counters())
@@ -286,7 +288,7 @@ class Worker:
 
 
 def install_signal_handlers(stop: threading.Event) -> None:
-    """SIGTERM/SIGINT finish the current segment's upload, then exit cleanly."""
+    """SIGTERM/SIGINT end the segment being played, upload or spool its rows, then exit cleanly."""
     def handler(signum: int, frame: Any) -> None:
         if stop.is_set():
             raise KeyboardInterrupt

@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         n = sum(r["episodes"] for r in rows)
         out = {"policy": args.policy, "env": cfg.env.env, "cpu_level": levels, "episodes": n,
-               **{k: sum(r[k] * r["episodes"] for r in rows) / n for k in METRICS}, "levels": rows,
+               **{k: sum(r[k] * r["episodes"] for r in rows) / n for k in METRICS},
+               "episodes_cut": sum(r["episodes_cut"] for r in rows), "levels": rows,
                "per_level": {str(r["cpu_level"]): r for r in rows},
                "untouched_share_worst_level": min(r["untouched_share"] for r in rows)}
     if len(rows) > 1:

@@ -7,6 +7,10 @@ alive and in a game is the :class:`~melee_agent.dolphin.supervisor.Supervisor`'s
 
 When a game ends or Dolphin restarts mid-episode the episode is cut (truncated), and its
 ``final_obs`` is the last frame of the game that ended; the next observation is the new game's.
+An episode that ends on a game's deciding frame (a player's last stock lost) is followed by the
+next game's first frame, never by a new episode in the game that is over; and an episode with no
+frame of its own when its game ends (it began on that game's last frame) is not an episode: it
+starts again on the new game's first frame, where the decision is played.
 
 Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
 
@@ -51,6 +55,7 @@ class DolphinEnv:
         self.num_actions = aset.num_actions
         self.noop_index = aset.noop_index
         self.rules = GameStateRules(cfg.agent_port, cfg.opponent_port, reward, max_frames)
+        self.max_frames = max_frames
         if session_factory is None:
             check_paths(cfg)
             launch = launch_options(cfg)  # the build does not change between restarts: ask once
@@ -86,10 +91,21 @@ class DolphinEnv:
         total = FrameResult(0.0, False, 0.0, 0.0, 0, 0, False, False)
         played = 0
         new_game = None
-        for frame in self.action_set.actions[a].frames:
-            apply_frame(self.supervisor.session.controller, frame)
+        frames = self.action_set.actions[a].frames
+        i = 0
+        while i < len(frames):
+            apply_frame(self.supervisor.session.controller, frames[i])
             self.supervisor.session.flush_unregistered()
             gs, left_game = self.supervisor.next_game_frame()
+            if left_game and self.rules.episode_frame == 0:
+                # The episode began on the last frame of a game that ended (or of a Dolphin that was
+                # restarted) and has no frame of its own: it is no episode. Cutting it would report
+                # a phantom one (0 frames, never hit) whose row holds an action never played, so it
+                # starts again on the new game's first frame and the decision is played there.
+                self.gamestate = gs
+                self.rules.start(gs)
+                i = 0
+                continue
             if left_game:  # the game ended (or Dolphin restarted) mid-episode: cut it here
                 total.truncated = not total.terminal
                 new_game = gs
@@ -97,6 +113,7 @@ class DolphinEnv:
             self.gamestate = gs
             r = self.rules.frame(gs, noop)
             played += 1
+            i += 1
             total.reward += r.reward
             total.hit |= r.hit
             total.damage_taken += r.damage_taken
@@ -114,6 +131,8 @@ class DolphinEnv:
                          damage_dealt=total.damage_dealt, stocks_lost=total.stocks_lost,
                          stocks_taken=total.stocks_taken, final_obs=final_obs, cpu_level=self.cpu_level)
         if done:
+            if new_game is None and self.rules.game_decided(self.gamestate):
+                new_game = self._next_game()
             # The next episode starts on the next frame: of this game, or of the new one.
             if new_game is not None:
                 self.gamestate = new_game
@@ -125,6 +144,15 @@ class DolphinEnv:
             obs = final_obs
         reward = torch.tensor([total.reward], dtype=torch.float32, device=self.device)
         return obs, reward, torch.tensor([done], device=self.device), info
+
+    def _next_game(self) -> Any:
+        """The first frame of the next game, past whatever the ended one still shows (controller neutral)."""
+        while True:
+            self.supervisor.session.controller.release_all()
+            self.supervisor.session.flush_unregistered()
+            gs, left_game = self.supervisor.next_game_frame()
+            if left_game:
+                return gs
 
     def step_async(self, actions: torch.Tensor) -> StepResult:
         """One Dolphin cannot run ahead of its decisions: ``step``, with the environment always ready."""

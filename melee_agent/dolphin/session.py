@@ -1,9 +1,12 @@
 """One running Dolphin: its process, libmelee console and the two controllers, started or cleaned up whole.
 
 :func:`start_dolphin` launches Slippi Dolphin through ``melee.Console`` on the spectator port it
-is given, connects to its spectator stream and plugs both controllers in. If any of that fails,
-everything already started (the process, the stream's worker, the temporary user folder) is
-stopped before :class:`StartFailed` is raised, so a failed start leaks nothing.
+is given (under its own Xvfb where the build needs a display and none is set), connects to its
+spectator stream and plugs both controllers in. Whatever fails on the way (libmelee's version
+detection inside ``Console()``, an ``EOFError`` from its stream worker dying in ``connect``, the
+process exiting, a pipe never opened) raises :class:`StartFailed`, after everything already
+started (the display, the process, the stream's worker, the temporary user folder) is stopped,
+so a failed start leaks nothing and the next try starts clean.
 
 A :class:`Session` is what the supervisor drives; tests build one on libmelee's file console
 (a real replay) with :func:`replay_session`.
@@ -37,6 +40,7 @@ class Session:
     controller: Any
     cpu_controller: Any
     port: int | None = None  # the spectator port (None: not a live Dolphin)
+    display: Any = None  # this Dolphin's own Xvfb (a VirtualDisplay), stopped with it
 
     @property
     def process(self) -> Any:
@@ -64,6 +68,8 @@ class Session:
                 self.console.stop()
         except Exception as e:  # noqa: BLE001 (it is already dead; the temp folder is what matters)
             log.debug("console.stop: %s", e)
+        if self.display is not None:
+            self.display.stop()
 
 
 def plug(controller: Any, console: Any, exit_code: Callable[[], int | None], timeout_s: float) -> None:
@@ -96,13 +102,38 @@ def start_dolphin(cfg: DolphinConfig, launch: LaunchOptions, port: int, plug_tim
     """Start Slippi Dolphin on spectator ``port``, connect, plug both controllers; clean up on failure."""
     import melee  # noqa: PLC0415
 
-    console = melee.Console(path=cfg.dolphin_path, slippi_port=port, blocking_input=True, tmp_home_directory=True,
-                            fullscreen=False, save_replays=False, **launch.console)
-    session = Session(console, melee.Controller(console, cfg.agent_port),
-                      melee.Controller(console, cfg.opponent_port), port)
+    from melee_agent.dolphin.display import DisplayFailed, VirtualDisplay, display_env, find_xvfb  # noqa: PLC0415
+
+    display = None
+    if launch.private_display:
+        display = VirtualDisplay(find_xvfb() or "Xvfb")
+        try:
+            display.start()
+        except DisplayFailed as e:
+            raise StartFailed(f"no display for Dolphin: {e}") from None
+    session: Session | None = None
     try:
-        console.run(iso_path=cfg.iso_path, **launch.run)
-        if not console.connect():
+        try:
+            # Console() runs the executable (libmelee's get_dolphin_version): under the display it will use.
+            with display_env(display.display if display else None):
+                console = melee.Console(path=cfg.dolphin_path, slippi_port=port, blocking_input=True,
+                                        tmp_home_directory=True, fullscreen=False,
+                                        **{"save_replays": False, **launch.console})
+        except Exception as e:  # noqa: BLE001 (a transient version-detection failure must not end the worker)
+            raise StartFailed(f"libmelee could not set up Dolphin ({type(e).__name__}: {e})") from None
+        session = Session(console, melee.Controller(console, cfg.agent_port),
+                          melee.Controller(console, cfg.opponent_port), port, display)
+        env = {"DISPLAY": display.display} if display else None
+        try:
+            console.run(iso_path=cfg.iso_path, environment_vars=env, **launch.run)
+        except OSError as e:  # exec failed (a half-copied AppImage, no FUSE): another try may do
+            raise StartFailed(f"Dolphin could not be run ({e})") from None
+        try:
+            connected = console.connect()
+        except (EOFError, OSError) as e:  # libmelee's stream worker died before answering
+            raise StartFailed(f"the Slippi spectator connection on port {port} failed ({type(e).__name__}: {e})") \
+                from None
+        if not connected:
             code = session.exit_code()
             raise StartFailed(f"no Slippi spectator server on port {port}"
                               + (f" (Dolphin exited with code {code})" if code is not None else
@@ -110,7 +141,10 @@ def start_dolphin(cfg: DolphinConfig, launch: LaunchOptions, port: int, plug_tim
         for c in (session.controller, session.cpu_controller):
             plug(c, console, session.exit_code, plug_timeout_s)
     except BaseException:
-        session.stop()
+        if session is not None:
+            session.stop()
+        elif display is not None:
+            display.stop()
         raise
     return session
 

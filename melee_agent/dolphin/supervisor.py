@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from melee_agent.config import DolphinConfig
+from melee_agent.config import DolphinConfig, check_dolphin_config
 from melee_agent.dolphin.launch import DolphinError
 from melee_agent.dolphin.session import Session, StartFailed
 
@@ -120,12 +120,10 @@ class Supervisor:
         import melee  # noqa: PLC0415
 
         self.cfg, self.cpu_level, self._start, self.menus = cfg, cpu_level, start, menus
-        try:
-            self.agent_character = melee.enums.Character[cfg.agent_character.upper()]
-            self.opponent_character = melee.enums.Character[cfg.opponent_character.upper()]
-            self.stage = melee.enums.Stage[cfg.stage.upper()]
-        except KeyError as e:
-            raise DolphinError(f"dolphin config names an unknown character or stage: {e.args[0]}") from None
+        check_dolphin_config(cfg, "dolphin config")
+        self.agent_character = melee.enums.Character[cfg.agent_character.upper()]
+        self.opponent_character = melee.enums.Character[cfg.opponent_character.upper()]
+        self.stage = melee.enums.Stage[cfg.stage.upper()]
         self.clock = clock
         self.limiter = RestartLimiter(cfg.max_restarts, cfg.restart_window_s, clock)
         self.restart_log: list[str] = []

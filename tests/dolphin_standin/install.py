@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from melee_agent.dolphin.iso import disc_header
+
 STANDIN = Path(__file__).resolve().parent / "standin.py"
 
 
@@ -24,7 +26,8 @@ def install_standin(folder: Path, replays: list[str | Path], build: str = "mainl
     if css_start:
         cfg["css_start"] = css_start
     Path(str(exe) + ".json").write_text(json.dumps(cfg))
-    (folder / "melee.iso").write_bytes(b"GALE01" + bytes(64))  # never read: the stand-in has no emulator
+    # Only its disc header is read (by the worker's ISO check): the stand-in has no emulator.
+    (folder / "melee.iso").write_bytes(disc_header("GALE01", revision=2) + bytes(0x400))
     return exe
 
 

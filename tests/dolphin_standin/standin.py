@@ -18,13 +18,13 @@ character select screen, the choices kept).
 
 Settings and faults come from ``EXE.json`` beside the executable::
 
-    {"build": "mainline" | "ishiiruka" | "exiai",
+    {"build": "mainline" (the no-GUI build) | "mainline-qt" | "ishiiruka" | "exiai",
      "replays": ["/abs/a.slp", ...], "frames_limit": 300, "state_dir": "/tmp/x",
      "faults": [{"launch": 1, "kind": "exit" | "hang" | "menu_stall" | "port_taken"
                  | "wrong_cpu_level" | "wrong_character", "game": 1, "frame": 100}]}
 
 ``launch`` counts the starts of this executable (a counter in ``state_dir``), ``game`` the games
-of that start. Each start writes ``state_dir/launch-N.json`` (its command line and what it read)
+of that start; ``{"kind": "version_fail", "call": N}`` makes the N-th ``--version`` fail. Each start writes ``state_dir/launch-N.json`` (its command line and what it read)
 and appends what happens to ``state_dir/events.log``.
 """
 
@@ -36,6 +36,7 @@ import fcntl
 import json
 import os
 import select
+import socket
 import struct
 import sys
 import time
@@ -49,8 +50,15 @@ from tests.dolphin_standin.slp_frames import (  # noqa: E402
 VERSIONS = {  # what each build prints for --version, and where (libmelee's get_dolphin_version)
     "ishiiruka": (255, "Faster Melee - Slippi (3.4.0)", ""),
     "exiai": (1, "", "Faster Melee - Slippi (3.4.0) - ExiAI"),
-    "mainline": (0, "Slippi Dolphin mainline 4.0.0", ""),
+    "mainline": (0, "Slippi Dolphin mainline 4.0.0", ""),  # the no-GUI build (DolphinNoGUI)
+    "mainline-qt": (0, "Slippi Dolphin mainline 4.0.0", ""),  # the Qt build Slippi ships as an AppImage
 }
+# The options each build's parser knows (project-slippi/dolphin: UICommon/CommandLineParse.cpp for all,
+# DolphinNoGUI/MainNoGUI.cpp adds -p/--platform; DolphinQt/Main.cpp the GUI ones).
+HELP_COMMON = ("-u, --user", "-m, --movie", "-e, --exec", "-n, --nand_title", "-C, --config", "-v, --video_backend",
+               "-a, --audio_emulation", "-i, --slippi_input")
+HELP = {"mainline": HELP_COMMON + ("-p, --platform",),
+        "mainline-qt": HELP_COMMON + ("-d, --debugger", "-l, --logger", "-b, --batch", "-c, --confirm")}
 SCENE_CSS, SCENE_SSS, SCENE_GAME, SCENE_POSTGAME = 0x0002, 0x0102, 0x0202, 0x0402
 HUMAN, CPU, UNPLUGGED = 0, 1, 3
 NO_CHARACTER = 0x21
@@ -345,15 +353,31 @@ class Melee:
         return {"type": "game_event", "payload": base64.b64encode(payload).decode()}
 
 
+def x_display_alive(display: str) -> bool:
+    """An X server accepts connections at ``display`` (":N"): its abstract or file socket answers."""
+    if not display.startswith(":"):
+        return False
+    number = display[1:].split(".")[0]
+    for address in (f"\0/tmp/.X11-unix/X{number}", f"/tmp/.X11-unix/X{number}"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            try:
+                s.connect(address)
+                return True
+            except OSError:
+                continue
+    return False
+
+
 def read_ini(path: Path) -> configparser.ConfigParser:
     c = configparser.ConfigParser()  # keys lower-cased, as libmelee writes them
     c.read(path)
     return c
 
 
-def launch_number(state_dir: Path) -> int:
+def bump(state_dir: Path, counter: str) -> int:
+    """Add one to a counter kept in ``state_dir`` (starts of the executable, --version calls)."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    with open(state_dir / "launches", "a+") as f:
+    with open(state_dir / counter, "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         f.seek(0)
         n = int(f.read().strip() or 0) + 1
@@ -367,22 +391,39 @@ def main(argv: list[str]) -> int:
     exe = Path(sys.argv[0]).resolve() if not os.environ.get("STANDIN_EXE") else Path(os.environ["STANDIN_EXE"])
     cfg = json.loads(Path(str(exe) + ".json").read_text())
     build = cfg.get("build", "mainline")
+    if build == "mainline-qt" and not x_display_alive(os.environ.get("DISPLAY", "")):
+        # DolphinQt/Main.cpp builds its QApplication before it parses a single option.
+        print("qt.qpa.xcb: could not connect to display", file=sys.stderr)
+        return 134
+    state_dir = Path(cfg.get("state_dir") or exe.parent)
     if argv == ["--version"]:
+        n = bump(state_dir, "versions")
+        if any(f["kind"] == "version_fail" and f.get("call") == n for f in cfg.get("faults", [])):
+            # An AppImage that fails to mount (FUSE busy, a half-copied file) answers nothing useful.
+            print("fuse: failed to mount the AppImage", file=sys.stderr)
+            return 127
         rc, out, err = VERSIONS[build]
         print(out, end="\n" if out else "")
         print(err, end="\n" if err else "", file=sys.stderr)
         return rc
-    args = {"-e": None, "-u": None, "--platform": None}
+    if argv == ["--help"] and build in HELP:
+        print("Usage: dolphin-emu [options]... [FILE]...\n\nOptions:\n" + "\n".join(f"  {o}" for o in HELP[build]))
+        return 0
+    args = {"-e": None, "-u": None}
+    if build in ("mainline", "exiai", "ishiiruka"):
+        args["--platform"] = None  # parsed, then refused below for the Ishiiruka builds (libmelee's check)
     i = 0
     while i < len(argv):
         if argv[i] in args and i + 1 < len(argv):
             args[argv[i]] = argv[i + 1]
             i += 2
         else:
-            print(f"standin: unknown argument {argv[i]!r}", file=sys.stderr)
+            # cpp-optparse (Externals/cpp-optparse) on an option its parser lacks: usage, error, exit 2.
+            print(f"Usage: dolphin-emu [options]... [FILE]...\n\ndolphin-emu: error: no such option: {argv[i]}",
+                  file=sys.stderr)
             return 2
-    state_dir = Path(cfg.get("state_dir") or exe.parent)
-    launch = launch_number(state_dir)
+    args.setdefault("--platform", None)
+    launch = bump(state_dir, "launches")
     log = Log(state_dir, launch)
     if not args["-e"] or not Path(args["-e"]).is_file():
         log(f"exit: no ISO at {args['-e']}")
@@ -394,25 +435,31 @@ def main(argv: list[str]) -> int:
     if args["--platform"] is not None and build != "mainline":
         print("standin: --platform is mainline-only", file=sys.stderr)
         return 2
+    if args["--platform"] not in (None, "headless"):
+        print(f"No platform found, or failed to initialize ({args['--platform']})", file=sys.stderr)
+        return 1
     user = Path(args["-u"])
     dolphin = read_ini(user / "Config" / "Dolphin.ini")
     pads_ini = read_ini(user / "Config" / "GCPadNew.ini")
-    section = "Slippi" if build == "mainline" else "Core"
-    key = "" if build == "mainline" else "Slippi"
+    section = "Slippi" if build.startswith("mainline") else "Core"
+    key = "" if build.startswith("mainline") else "Slippi"
     port = int(dolphin.get(section, f"{key}SpectatorLocalPort", fallback="51441"))
     blocking = dolphin.get(section, "BlockingPipes", fallback="False") == "True"
     gfx = dolphin.get("Core", "GFXBackend", fallback="")
     if gfx == "Null" and build == "ishiiruka":
         log("exit: Null video backend on stock Ishiiruka")
         return 1
-    if gfx != "Null" and args["--platform"] != "headless" and not os.environ.get("DISPLAY"):
-        log("exit: no DISPLAY for a video backend")
-        print("standin: Unable to open display (no DISPLAY)", file=sys.stderr)
+    needs_display = build == "mainline-qt" or (gfx != "Null" and args["--platform"] != "headless")
+    if needs_display and not x_display_alive(os.environ.get("DISPLAY", "")):
+        log(f"exit: no X display at DISPLAY={os.environ.get('DISPLAY', '')!r}")
+        print("standin: Unable to open display", file=sys.stderr)
         return 1
     ports = [p for p in range(1, 5) if dolphin.get("Core", f"SIDevice{p - 1}", fallback="0") == "6"
              and pads_ini.get(f"GCPad{p}", "Device", fallback="") == f"Pipe/0/slippibot{p}"]
     faults = [f for f in cfg.get("faults", []) if f.get("launch", 1) == launch]
+    verbosity = read_ini(user / "Config" / "Logger.ini").get("Options", "Verbosity", fallback=None)
     record = {"argv": argv, "build": build, "port": port, "blocking": blocking, "gfx": gfx, "ports": ports,
+              "display": os.environ.get("DISPLAY"), "log_verbosity": verbosity,
               "faults": faults, "pid": os.getpid()}
     (state_dir / f"launch-{launch}.json").write_text(json.dumps(record))
     log(f"start {json.dumps(record)}")
