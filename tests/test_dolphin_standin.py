@@ -121,7 +121,7 @@ def test_dolphin_first_frame_setup_is_checked_and_a_wrong_one_goes_back_through_
         assert len(env.supervisor.setup_mismatches) == 1 and env.restarts == 0
         assert "cpu 1" in env.supervisor.setup_mismatches[0] and "want" in env.supervisor.setup_mismatches[0]
         log = events(exe.parent)
-        quit_at = [int(e.rsplit(" ", 1)[1]) for e in log if "game 1 quit (L+R+A+START) at frame" in e]
+        quit_at = [int(e.split(" at frame ")[1].split()[0]) for e in log if "game 1 quit (L+R+A+START) at frame" in e]
         assert quit_at and quit_at[0] >= 123  # after GO: the countdown refuses the pause
         assert any("game 2 starts" in e and "port 2 MARTH cpu 9" in e for e in log)
         print(f"wrong setup ({lras}): playing again after {took:.1f} s")

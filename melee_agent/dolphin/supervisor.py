@@ -324,9 +324,9 @@ class Supervisor:
         self.setup_mismatches.append(wrong)
         self._wrong_in_a_row += 1
         if self._wrong_in_a_row >= self.cfg.max_setup_mismatches:
-            raise DolphinError(f"{self._wrong_in_a_row} games in a row had the wrong setup (dolphin.max_setup_mismatches"
-                               f" = {self.cfg.max_setup_mismatches}): {wrong}; check the [dolphin] characters and "
-                               "stage, and that the menus are not blocked")
+            raise DolphinError(f"{self._wrong_in_a_row} games in a row had the wrong setup "
+                               f"(dolphin.max_setup_mismatches = {self.cfg.max_setup_mismatches}): {wrong}; check the "
+                               "[dolphin] characters and stage, and that the menus are not blocked")
         log.warning("game %d has the wrong setup (%s); quitting it for the menus", self.games, wrong)
         s = self.session
         assert s is not None

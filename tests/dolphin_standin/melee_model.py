@@ -123,6 +123,7 @@ class Melee:
         self.after_freeze = SCENE_RESULTS
         self.recording = bytearray()  # the game's events, for its .slp when replays are saved
         self.hung = False
+        self.frames = 0  # emulated since boot: the log's "(frame N)" (at 60 a second in real Dolphin)
         for p, seat in cfg.get("css_start", {}).items():  # how the screen looks at boot
             p = int(p)
             self.status[p] = CPU if seat.get("cpu_level") else HUMAN
@@ -243,7 +244,8 @@ class Melee:
         self.game_at = -1
         self.paused_by = None
         self.log(f"game {self.games} starts: stage {stage}, "
-                 + ", ".join(f"port {s.port} {s.character} cpu {s.cpu_level}" for s in seats))
+                 + ", ".join(f"port {s.port} {s.character} cpu {s.cpu_level}" for s in seats)
+                 + f" (frame {self.frames})")
 
     def _menu_event(self) -> bytes:
         ev = bytearray(0x49)
@@ -269,6 +271,7 @@ class Melee:
 
     # --- one frame ---
     def frame(self, pads: dict[int, Pad]) -> list[tuple]:
+        self.frames += 1
         if self.scene in (SCENE_GAME, SCENE_SD):
             return self._game_frame(pads)
         if self.scene == SCENE_TITLE:
@@ -345,13 +348,13 @@ class Melee:
             self.log(f"sudden death over after {self.game_at} frames")
             return self._end(writes, END_GAME, SCENE_RESULTS)
         if not sd and stocks and min(stocks.values()) == 0:
-            self.log(f"game {self.games} over (GAME!) after {self.game_at} frames")
+            self.log(f"game {self.games} over (GAME!) after {self.game_at} frames (frame {self.frames})")
             return self._end(writes, END_GAME, SCENE_RESULTS)
         last = len(game.frames) if self.limit is None else min(len(game.frames), self.limit)
         if not sd and self.game_at >= last:
             tied = len(set(stocks.values())) == 1
             self.log(f"game {self.games} over (TIME!) after {self.game_at} frames"
-                     + (", stocks tied: sudden death" if tied else ""))
+                     + (", stocks tied: sudden death" if tied else "") + f" (frame {self.frames})")
             return self._end(writes, END_TIME, SCENE_SD if tied else SCENE_RESULTS)
         return self._record(writes)
 
@@ -359,7 +362,7 @@ class Melee:
         lras = pad.held("L", "R", "A", "START") if self.lras == "held" else pad.held("L", "R", "A") and \
             pad.pressed("START")
         if lras:
-            self.log(f"game {self.games} quit (L+R+A+START) at frame {self.game_at}")
+            self.log(f"game {self.games} quit (L+R+A+START) at frame {self.game_at} (frame {self.frames})")
             self.paused_by = None
             writes = self._record([("write", self._game_end(END_NO_CONTEST)), ("end_game",)])
             self._save_replay()
