@@ -67,6 +67,7 @@ def test_dolphin_standin_is_launched_like_dolphin_with_its_own_spectator_port(tm
         env.close()
 
 
+@pytest.mark.slow
 def test_dolphin_two_dolphins_on_one_host_each_stream_their_own_game(tmp_path):
     exe_a, cfg_a = standin(tmp_path / "a")
     exe_b, cfg_b = standin(tmp_path / "b", frames_limit=100)
@@ -84,6 +85,7 @@ def test_dolphin_two_dolphins_on_one_host_each_stream_their_own_game(tmp_path):
         a.close(), b.close()
 
 
+@pytest.mark.slow
 def test_dolphin_game_over_leads_through_postgame_into_the_next_game_without_a_restart(tmp_path):
     exe, cfg = standin(tmp_path, frames_limit=120)
     env = DolphinEnv(cfg, cpu_level=9)
@@ -105,8 +107,12 @@ def test_dolphin_game_over_leads_through_postgame_into_the_next_game_without_a_r
         env.close()
 
 
-def test_dolphin_first_frame_setup_is_checked_and_a_wrong_one_goes_back_through_the_menus(tmp_path):
-    exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "wrong_cpu_level", "game": 1}])
+@pytest.mark.parametrize("lras", ["held", "press"])
+def test_dolphin_first_frame_setup_is_checked_and_a_wrong_one_goes_back_through_the_menus(tmp_path, lras):
+    # Melee refuses pause before GO and quits a paused game on L+R+A+START: held, or (lras="press")
+    # with START newly pressed while paused, which only the watchdog's nudges can give, the paused
+    # game streaming nothing to answer.
+    exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "wrong_cpu_level", "game": 1}], lras=lras)
     env = DolphinEnv(cfg, cpu_level=9)
     try:
         t0 = time.monotonic()
@@ -115,11 +121,84 @@ def test_dolphin_first_frame_setup_is_checked_and_a_wrong_one_goes_back_through_
         assert len(env.supervisor.setup_mismatches) == 1 and env.restarts == 0
         assert "cpu 1" in env.supervisor.setup_mismatches[0] and "want" in env.supervisor.setup_mismatches[0]
         log = events(exe.parent)
-        assert any("game 1 quit (L+R+A+START)" in e for e in log)
+        quit_at = [int(e.split(" at frame ")[1].split()[0]) for e in log if "game 1 quit (L+R+A+START) at frame" in e]
+        assert quit_at and quit_at[0] >= 123  # after GO: the countdown refuses the pause
         assert any("game 2 starts" in e and "port 2 MARTH cpu 9" in e for e in log)
-        print(f"wrong setup: playing again after {took:.1f} s")
+        print(f"wrong setup ({lras}): playing again after {took:.1f} s")
     finally:
         env.close()
+
+
+@pytest.mark.slow
+def test_dolphin_a_wrong_game_that_will_not_quit_is_restarted_and_wrong_games_in_a_row_stop_the_worker(tmp_path):
+    # Pause off in the rules: L+R+A+START cannot quit. The attempt is bounded, then Dolphin restarts.
+    exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "wrong_cpu_level", "game": 1},
+                                         {"launch": 1, "kind": "pause_off"}], max_fps=120)
+    cfg.quit_timeout_s = 1.5  # the 240-frame game would take 2 s
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        assert env.restarts == 1 and "did not leave a wrong-setup game" in env.supervisor.restart_log[0]
+        assert len(launches(exe.parent)) == 2
+    finally:
+        env.close()
+    # A setup the menus get wrong every time stops the worker with what was seen, not a silent loop.
+    exe, cfg = standin(tmp_path / "always", faults=[{"launch": 1, "kind": "wrong_character"}])
+    cfg.max_setup_mismatches = 2
+    with pytest.raises(DolphinError, match="2 games in a row had the wrong setup.*saw port 1 FOX cpu 0, port 2 FALCO"):
+        env = DolphinEnv(cfg, cpu_level=9)
+        try:
+            env.reset()
+        finally:
+            env.close()
+
+
+@pytest.mark.parametrize("batches", ["menu_first", "frame_first"])
+def test_dolphin_sudden_death_is_the_end_of_the_game_it_follows(tmp_path, batches):
+    # At time with stocks tied Melee plays sudden death, which libmelee reads either as a menu it
+    # does not know (scene 0x0302) or as a new game at 300%. Nothing may press START there (it
+    # pauses), and the agent plays none of it: its episode ended with the game's time.
+    exe, cfg = standin(tmp_path, frames_limit=150, sudden_death_batches=batches, freeze_frames=20)
+    env = DolphinEnv(cfg, cpu_level=9, max_frames=10**6)
+    try:
+        env.reset()
+        steps = play(env, 500)
+        log = events(exe.parent)
+        assert sum("sudden death over" in e for e in log) >= 2
+        assert not any("paused by port" in e for e in log) and env.restarts == 0
+        started = sum(" starts: stage" in e for e in log)
+        assert env.supervisor.games in (started, started - 1)  # sudden death is no game of its own
+        for obs, _, done, info in steps:  # no frame of sudden death (everyone at 300%) reached the agent
+            assert obs[0, 11] < 0.3 and obs[0, 24] < 0.3 and info["final_obs"][0, 11] < 0.3
+        cut = [info for *_, done, info in steps if done]
+        assert cut and all(i["episode_frame"].item() > 0 for i in cut)  # no empty episode at the time-out
+        assert sum(i["truncated"].item() for i in cut) >= 2  # episodes the time-outs cut
+    finally:
+        env.close()
+
+
+def test_dolphin_boots_through_the_title_screen_and_one_flush_is_enough_for_a_frame(tmp_path):
+    # Real Melee boots to the title screen and the main menu (libmelee's menu_helper_simple does
+    # nothing there); blocking pipes wait for one FLUSH, not one per controller.
+    from melee_agent.dolphin import free_udp_port, launch_options, start_dolphin
+
+    exe, cfg = standin(tmp_path)
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        log = events(exe.parent)
+        assert any("title screen left" in e for e in log) and any("main menu: VS mode, Melee" in e for e in log)
+        assert env.restarts == 0
+    finally:
+        env.close()
+    session = start_dolphin(cfg, launch_options(cfg), free_udp_port())
+    try:
+        session.console.controllers.remove(session.cpu_controller)  # step() now flushes port 1 only
+        frames = [session.console.step() for _ in range(30)]
+        assert all(gs is not None for gs in frames)
+        assert frames[-1].frame > frames[0].frame  # the title screen's frame counter runs
+    finally:
+        session.stop()
 
 
 def test_dolphin_a_human_cpu_port_at_level_1_is_switched_to_a_cpu(tmp_path):
@@ -163,6 +242,7 @@ def test_dolphin_stall_in_the_menus_is_restarted(tmp_path):
         env.close()
 
 
+@pytest.mark.slow
 def test_dolphin_spectator_port_taken_is_retried_on_a_new_port_and_nothing_leaks(tmp_path):
     exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "port_taken"}])
     env = DolphinEnv(cfg, cpu_level=9)
@@ -211,20 +291,70 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                           cwd=REPO, timeout=timeout)
 
 
-def test_dolphin_eval_cli_against_the_standin_reports_the_design_json(tmp_path):
-    exe, cfg = standin(tmp_path, frames_limit=300)
-    out = tmp_path / "eval.json"
+def test_dolphin_eval_cli_against_the_standin_reports_the_design_json_and_saves_replays(tmp_path):
+    exe, cfg = standin(tmp_path, frames_limit=300, freeze_frames=10)
+    out, run = tmp_path / "eval.json", tmp_path / "run"
     proc = _cli("eval", "--config", "dolphin", "--env", "dolphin", "--cpu-level", "9", "--episodes", "4",
-                "--policy", "noop", "--no-progress", "--json", str(out),
+                "--policy", "noop", "--no-progress", "--json", str(out), "--run-dir", str(run),
                 "--set", f"dolphin.dolphin_path={exe}", "--set", f"dolphin.iso_path={cfg.iso_path}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["episodes"] == 4 and result["env"] == "dolphin"
-    for key in ("policy", "cpu_level", "episodes"):
+    for key in ("policy", "cpu_level", "episodes", "episodes_cut"):
         assert key in result
     assert any("port 2 MARTH cpu 9" in e for e in events(exe.parent))
+    # Each evaluated game was saved as a Slippi replay under the run folder: libmelee reads it back.
+    from melee_agent.slp import read_gamestates
+
+    assert result["replays"] == str(run / "replays")
+    saved = sorted((run / "replays").glob("Game_*.slp"))
+    assert saved and launches(exe.parent)[0]["argv"][:2] == ["-e", cfg.iso_path]
+    states = read_gamestates(saved[0])
+    players = states[-1].players
+    assert players[1].character.name == "FOX" and players[2].character.name == "MARTH" and players[2].cpu_level == 9
 
 
+@pytest.mark.slow
+def test_dolphin_sixty_noop_episodes_across_games_that_end_in_the_agents_ko(tmp_path):
+    # The acceptance run of issue 24: games alternate between one played to time (lCancel, nobody hit:
+    # one-minute... here 60-frame... episodes reach their limit) and one that ends on the frame the
+    # agent loses its last stock (peppi_v3.13). Exactly 60 episodes are counted, none is empty, and an
+    # episode is untouched only where it reached the frame limit.
+    from melee_agent.evaluate import evaluate
+    from melee_agent.policies import make_policy
+
+    exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp"), replay_path("peppi_v3.13.slp")],
+                          frames_limit=300, freeze_frames=10)
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=3,
+                        menu_timeout_s=20)
+    env = DolphinEnv(cfg, cpu_level=9, max_frames=60)
+    dones: list = []
+    step = env.step
+
+    def recording_step(actions):
+        out = step(actions)
+        if out[2].item():
+            dones.append(out[3])
+        return out
+
+    env.step = recording_step  # type: ignore[method-assign]
+    try:
+        r = evaluate(env, make_policy("noop", "untouchable"), 60, progress=False)
+    finally:
+        env.close()
+    log = events(exe.parent)
+    assert any("over (GAME!)" in e for e in log), "no game ended on the agent's KO"
+    assert r["episodes"] == 60 == len(dones)
+    assert all(i["episode_frame"].item() > 0 for i in dones)  # no phantom episode after the KO
+    at_limit = [i for i in dones if i["truncated"].item() and i["episode_frame"].item() >= 60]
+    assert r["untouched_share"] * 60 == pytest.approx(len(at_limit))
+    assert r["episodes_cut"] == sum(i["truncated"].item() and i["episode_frame"].item() < 60 for i in dones)
+    assert env.restarts == 0
+    print(f"60 episodes: untouched {r['untouched_share']:.0%}, cut {r['episodes_cut']}, "
+          f"games {env.supervisor.games}")
+
+
+@pytest.mark.slow
 def test_dolphin_two_workers_on_one_host_upload_rows_a_real_manager_accepts(tmp_path):
     from melee_agent.manager.process import ManagerProcess
 

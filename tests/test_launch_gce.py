@@ -177,7 +177,8 @@ def test_a_vm_added_by_resize_runs_from_the_same_template_with_a_valid_worker_in
 def test_bucket_object_names_are_flags_and_a_missing_object_is_named(tmp_path):
     a = args("--dolphin-object", "slippi/Slippi_Online-x86_64.AppImage", "--iso-object", "isos/ssbm-1.02.iso")
     _, script = plan(a, "/tmp/s.sh")
-    assert "gs://my-bucket/slippi/Slippi_Online-x86_64.AppImage" in script and "gs://my-bucket/isos/ssbm-1.02.iso" in script
+    assert "gs://my-bucket/slippi/Slippi_Online-x86_64.AppImage" in script
+    assert "gs://my-bucket/isos/ssbm-1.02.iso" in script
     with pytest.raises(ValueError, match="--iso-object 'gs://b/x.iso' must be an object name"):
         plan(args("--iso-object", "gs://b/x.iso"), "/tmp/s.sh")
     # An object the bucket lacks stops the script with one line naming it and the flag (not gsutil's words alone).

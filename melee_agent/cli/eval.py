@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from melee_agent.config import Config, env_levels
+from melee_agent.config import Config, default_run_dir, env_levels
 from melee_agent.files import atomic_write_json
 from melee_agent.envs import ENVS, make_env, make_eval_env
 from melee_agent.evaluate import evaluate
@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --cpu-level all: where to draw the per-level plot (default: beside --json, "
                         "else eval-levels.png)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-replays", action="store_true",
+                   help="with --env dolphin: do not save each game as a Slippi replay (.slp) under the run folder")
     p.set_defaults(func=run)
 
 
@@ -107,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
     args.set = overrides
     cfg = config_from_args(args)
     levels = parse_levels(args.cpu_level, env_levels(cfg))
+    replays = None
+    if cfg.env.env == "dolphin" and not args.no_replays and not cfg.dolphin.save_replays:
+        # Every evaluated game as a Slippi replay, to watch what the agent did in Slippi Launcher.
+        replays = Path(args.run_dir or default_run_dir(cfg)) / "replays"
+        cfg.dolphin.save_replays, cfg.dolphin.replay_dir = True, str(replays)
     rows = evaluate_levels(cfg, args.policy, levels, args.episodes, args.envs, args.device, args.seed,
                            progress=not args.no_progress and sys.stderr.isatty())
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} one-minute episodes per level")
@@ -125,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
         per_level_bars(rows, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level", plot)
         out["plot"] = plot
         print(f"plot written to {plot}")
+    if replays is not None:
+        out["replays"] = str(replays)
+        print(f"Slippi replays of the games in {replays} (open them in Slippi Launcher)")
     if args.json:
         atomic_write_json(args.json, out)
         print(f"results written to {args.json}", file=sys.stderr)

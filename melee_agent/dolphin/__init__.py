@@ -1,8 +1,12 @@
 """Real Melee: Slippi Dolphin through libmelee, split by job.
 
 - :mod:`.launch`: the paths checked, the build's launch options, a free spectator port;
+- :mod:`.iso`: the disc header read: Melee NTSC 1.02 or one line saying what the disc is;
+- :mod:`.display`: a private Xvfb for a build that needs a display;
 - :mod:`.session`: one Dolphin process with its console and controllers, started or cleaned up whole;
-- :mod:`.supervisor`: keeping it in a game (menus, setup check, watchdog, restarts);
+- :mod:`.scenes`: Melee's scenes, and a libmelee console that keeps the one it last read;
+- :mod:`.quit`: quitting a game with the wrong setup (L+R+A held, START tapped);
+- :mod:`.supervisor`: keeping it in a game (menus, setup check, sudden death, watchdog, restarts);
 - :mod:`.env`: :class:`DolphinEnv`, the arena's environment API on top.
 
 The reward and episode rules are :class:`melee_agent.rewards.GameStateRules`, the arena's.

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from melee_agent.config import DolphinConfig
 from melee_agent.dolphin.launch import DolphinError, LaunchOptions
+from melee_agent.dolphin.scenes import scene_console_class
 
 log = logging.getLogger("melee_agent.dolphin")
 
@@ -116,9 +117,9 @@ def start_dolphin(cfg: DolphinConfig, launch: LaunchOptions, port: int, plug_tim
         try:
             # Console() runs the executable (libmelee's get_dolphin_version): under the display it will use.
             with display_env(display.display if display else None):
-                console = melee.Console(path=cfg.dolphin_path, slippi_port=port, blocking_input=True,
-                                        tmp_home_directory=True, fullscreen=False,
-                                        **{"save_replays": False, **launch.console})
+                console = scene_console_class()(path=cfg.dolphin_path, slippi_port=port, blocking_input=True,
+                                                tmp_home_directory=True, fullscreen=False,
+                                                **{"save_replays": False, **launch.console})
         except Exception as e:  # noqa: BLE001 (a transient version-detection failure must not end the worker)
             raise StartFailed(f"libmelee could not set up Dolphin ({type(e).__name__}: {e})") from None
         session = Session(console, melee.Controller(console, cfg.agent_port),

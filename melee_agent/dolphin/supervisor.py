@@ -3,17 +3,22 @@
 :meth:`Supervisor.next_game_frame` returns the next in-game frame and whether a new game began
 since the last one (or Dolphin was restarted). On the way it:
 
-- drives the menus with libmelee's ``MenuHelper`` (one per controller), switches the CPU port to
-  a CPU if it is a human, and presses START on the postgame screen (libmelee 0.47 reports scene
-  0x0402 as ``UNKNOWN_MENU``, so its own helper never leaves it);
+- drives the menus: the title screen and main menu with libmelee's ``choose_versus_mode`` (its
+  ``menu_helper_simple`` ignores the title screen), the character and stage select screens with a
+  ``MenuHelper`` per controller (switching the CPU port to a CPU if it is a human), and START on
+  the results screen (scene 0x0402, which libmelee 0.47 reads as ``UNKNOWN_MENU``);
+- treats sudden death (scene 0x0302, or a game whose players start at 300%) as the end of the
+  game it follows: nothing is pressed there (START would pause it) and the agent plays none of it;
 - checks the setup on the first frame of every game (both characters, the CPU's type and level,
-  the stage); a wrong one is logged with what was seen and the game is quit (pause, then
-  L+R+A+START) back to the menus;
+  the stage); a wrong one is logged with what was seen and quit (:mod:`.quit`: L+R+A held, START
+  tapped) within ``dolphin.quit_timeout_s``, else Dolphin is restarted; ``dolphin.max_setup_mismatches``
+  wrong games in a row stop the worker with a :class:`DolphinError` naming what was seen;
 - restarts Dolphin when it exits, when it is silent for ``dolphin.timeout_s`` while a frame is
   awaited (the :class:`Watchdog` calls libmelee's ``Console.interrupt``, so a hung Dolphin with
-  its connection up is noticed), or when it stays in the menus ``dolphin.menu_timeout_s``. Each
-  start gets a new free spectator port and up to ``dolphin.start_attempts`` tries. Restarts are
-  limited per time window (:class:`RestartLimiter`), logged with their reason and counted.
+  its connection up is noticed; the silence of a game paused to quit it is not a hang), or when it
+  stays in the menus ``dolphin.menu_timeout_s``. Each start gets a new free spectator port and up
+  to ``dolphin.start_attempts`` tries. Restarts are limited per time window
+  (:class:`RestartLimiter`), logged with their reason and counted.
 """
 
 from __future__ import annotations
@@ -26,11 +31,34 @@ from typing import Any, Callable
 
 from melee_agent.config import DolphinConfig, check_dolphin_config
 from melee_agent.dolphin.launch import DolphinError
+from melee_agent.dolphin.quit import QuitAttempt
+from melee_agent.dolphin.scenes import RESULTS, SUDDEN_DEATH, SUDDEN_DEATH_PERCENT
 from melee_agent.dolphin.session import Session, StartFailed
 
 log = logging.getLogger("melee_agent.dolphin")
 
 SessionFactory = Callable[[], Session]
+
+
+class _MenuEventsInFrames(logging.Filter):
+    """libmelee logs an error (on the root logger) for every menu event inside a frame's batch. In
+    sudden death that is every frame (see :mod:`.scenes`), so there it would flood the worker's log;
+    these are counted instead."""
+
+    MESSAGE = "Got a menu event in the middle of a frame"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith(self.MESSAGE):
+            self.count += 1
+            return False
+        return True
+
+
+MENU_EVENTS_IN_FRAMES = _MenuEventsInFrames()
 
 
 class RestartLimiter:
@@ -60,11 +88,16 @@ class Watchdog:
     silence (a worker busy uploading between frames leaves a blocking-input Dolphin waiting on it).
     """
 
-    def __init__(self, timeout_s: float, poll_s: float = 0.2):
+    NUDGE_AFTER_S = 0.5  # a blocking-input Dolphin answers a frame in milliseconds: this long is a pause
+    NUDGE_EVERY_S = 0.1
+
+    def __init__(self, timeout_s: float, poll_s: float = 0.1):
         self.timeout_s, self.poll_s = timeout_s, poll_s
         self._lock = threading.Lock()
         self._session: Session | None = None
         self._since: float | None = None
+        self._quit: tuple[float, str, Callable[[], None]] | None = None  # (deadline, why, nudge)
+        self._last_nudge = 0.0
         self.reason: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dolphin-watchdog", daemon=True)
@@ -72,7 +105,13 @@ class Watchdog:
 
     def watch(self, session: Session | None) -> None:
         with self._lock:
-            self._session, self._since, self.reason = session, None, None
+            self._session, self._since, self.reason, self._quit = session, None, None, None
+
+    def quitting(self, deadline: float | None, why: str = "", nudge: Callable[[], None] | None = None) -> None:
+        """While a game is being quit its pause is expected silence: ``nudge`` is called while the worker
+        waits, and only ``deadline`` (monotonic) ends the wait, with ``why`` as the reason."""
+        with self._lock:
+            self._quit = None if deadline is None or nudge is None else (deadline, why, nudge)
 
     def awaiting(self) -> "_Awaiting":
         return _Awaiting(self)
@@ -80,13 +119,26 @@ class Watchdog:
     def _run(self) -> None:
         while not self._stop.wait(self.poll_s):
             with self._lock:
-                s, since = self._session, self._since
+                s, since, now = self._session, self._since, time.monotonic()
                 if s is None or self.reason is not None:
                     continue
                 code = s.exit_code()
                 if code is not None:
                     self.reason = f"exited with code {code}"
-                elif since is not None and time.monotonic() - since > self.timeout_s:
+                elif self._quit is not None:
+                    deadline, why, nudge = self._quit
+                    if now > deadline:
+                        self.reason = why
+                    else:
+                        if since is not None and now - since > self.NUDGE_AFTER_S \
+                                and now - self._last_nudge > self.NUDGE_EVERY_S:
+                            self._last_nudge = now
+                            try:  # under the lock: the worker cannot leave its wait (and write) meanwhile
+                                nudge()
+                            except Exception as e:  # noqa: BLE001 (a pipe whose reader is gone)
+                                log.debug("quit nudge: %s", e)
+                        continue
+                elif since is not None and now - since > self.timeout_s:
                     self.reason = f"silent for {self.timeout_s:g} s while a frame was awaited"
                 else:
                     continue
@@ -121,6 +173,8 @@ class Supervisor:
 
         self.cfg, self.cpu_level, self._start, self.menus = cfg, cpu_level, start, menus
         check_dolphin_config(cfg, "dolphin config")
+        if MENU_EVENTS_IN_FRAMES not in logging.getLogger().filters:
+            logging.getLogger().addFilter(MENU_EVENTS_IN_FRAMES)
         self.agent_character = melee.enums.Character[cfg.agent_character.upper()]
         self.opponent_character = melee.enums.Character[cfg.opponent_character.upper()]
         self.stage = melee.enums.Stage[cfg.stage.upper()]
@@ -132,8 +186,12 @@ class Supervisor:
         self.watchdog = Watchdog(cfg.timeout_s)
         self.session: Session | None = None
         self._checked = False  # the current game's setup has been checked
-        self._quitting = False
+        self._quit: QuitAttempt | None = None  # the current game is being quit
+        self._sudden_death = False  # the current "game" is sudden death
+        self._wrong_in_a_row = 0
         self._menu_since: float | None = None
+        self._unknown_scenes: set[int] = set()
+        self._last_frame = 0  # the last in-game frame's number
         self._launch()
 
     @property
@@ -155,7 +213,7 @@ class Supervisor:
         else:
             raise DolphinError(f"Dolphin did not start in {len(errors)} tries: " + "; ".join(errors))
         self.helpers = (melee.MenuHelper(), melee.MenuHelper())
-        self._checked, self._quitting, self._menu_since = False, False, None
+        self._checked, self._quit, self._sudden_death, self._menu_since = False, None, False, None
         self.watchdog.watch(self.session)
 
     def restart(self, why: str) -> None:
@@ -203,37 +261,81 @@ class Supervisor:
             s = self.session
             assert s is not None
             ports = self.cfg.agent_port, self.cfg.opponent_port
-            if gs.menu_state in (melee.enums.Menu.IN_GAME, melee.enums.Menu.SUDDEN_DEATH) \
-                    and all(p in gs.players for p in ports):
+            scene = getattr(s.console, "scene", None)
+            in_game = gs.menu_state in (melee.enums.Menu.IN_GAME, melee.enums.Menu.SUDDEN_DEATH) \
+                and all(p in gs.players for p in ports)
+            if in_game and self._checked and gs.frame < self._last_frame:
+                # A new game with no menu frame before it (sudden death straight after TIME!):
+                # libmelee shows no game start, only the frame counter starting over.
+                self._checked = False
+                left_game = True
+            if in_game:
+                self._last_frame = gs.frame
+            if in_game and not self._checked and self._starts_sudden_death(gs):
+                self._sudden_death = True  # read as frames of a new game: they are the old one's end
+            if in_game and not self._sudden_death:
                 self._menu_since = None
                 if not self._checked:
                     self._checked = True
                     self.games += 1
-                    wrong = self.setup_problem(gs) if self.menus else None
-                    if wrong:
-                        self.setup_mismatches.append(wrong)
-                        log.warning("game %d has the wrong setup (%s); quitting it for the menus", self.games, wrong)
-                        self._quitting = True
-                if self._quitting:  # pause, then L+R+A+START held quits a VS game
-                    c = s.controller
-                    for b in (melee.enums.Button.BUTTON_L, melee.enums.Button.BUTTON_R,
-                              melee.enums.Button.BUTTON_A, melee.enums.Button.BUTTON_START):
-                        c.press_button(b)
-                    s.flush_unregistered()
+                    self._check_setup(gs)
+                if self._quit is not None:
+                    if self.clock() > self._quit.deadline:
+                        self.restart(self._quit_failed())
+                    else:
+                        self._quit.press()
+                        s.flush_unregistered()
                     left_game = True
                     continue
                 return gs, left_game
             left_game = True
-            self._checked, self._quitting = False, False
+            if not in_game:
+                self._checked, self._sudden_death = False, False
+                if self._quit is not None:
+                    self._quit = None
+                    self.watchdog.quitting(None)
             now = self.clock()
             if self._menu_since is None:
                 self._menu_since = now
             elif now - self._menu_since > self.cfg.menu_timeout_s:
                 self.restart(f"stuck in the menus for {self.cfg.menu_timeout_s:g} s")
                 continue
-            if self.menus:
-                self._menu_inputs(gs)
+            if scene == SUDDEN_DEATH or self._sudden_death:
+                # The game ended at time with stocks tied: its episode is over. START would pause
+                # sudden death (and tapping it, unpause and pause again); the CPU ends it.
+                s.controller.release_all()
+                s.cpu_controller.release_all()
                 s.flush_unregistered()
+                continue
+            if self.menus:
+                self._menu_inputs(gs, scene)
+                s.flush_unregistered()
+
+    @staticmethod
+    def _starts_sudden_death(gs: Any) -> bool:
+        """A game whose first frame has every player at 300%: sudden death read as a new game."""
+        return bool(gs.players) and all(float(p.percent) >= SUDDEN_DEATH_PERCENT for p in gs.players.values())
+
+    def _check_setup(self, gs: Any) -> None:
+        wrong = self.setup_problem(gs) if self.menus else None
+        if not wrong:
+            self._wrong_in_a_row = 0
+            return
+        self.setup_mismatches.append(wrong)
+        self._wrong_in_a_row += 1
+        if self._wrong_in_a_row >= self.cfg.max_setup_mismatches:
+            raise DolphinError(f"{self._wrong_in_a_row} games in a row had the wrong setup "
+                               f"(dolphin.max_setup_mismatches = {self.cfg.max_setup_mismatches}): {wrong}; check the "
+                               "[dolphin] characters and stage, and that the menus are not blocked")
+        log.warning("game %d has the wrong setup (%s); quitting it for the menus", self.games, wrong)
+        s = self.session
+        assert s is not None
+        self._quit = QuitAttempt(s.controller, self.clock() + self.cfg.quit_timeout_s)
+        self.watchdog.quitting(time.monotonic() + self.cfg.quit_timeout_s, self._quit_failed(), self._quit.nudge)
+
+    def _quit_failed(self) -> str:
+        return (f"did not leave a wrong-setup game in dolphin.quit_timeout_s = {self.cfg.quit_timeout_s:g} s "
+                "(L+R+A+START refused: is pause off in the game's rules?)")
 
     def setup_problem(self, gs: Any) -> str | None:
         """What differs from the configured setup on a game's first frame (None: all as configured)."""
@@ -243,21 +345,33 @@ class Supervisor:
         want = (f"port {self.cfg.agent_port} {self.agent_character.name} cpu 0, "
                 f"port {self.cfg.opponent_port} {self.opponent_character.name} cpu {self.cpu_level}, "
                 f"stage {self.stage.name}")
+        stage_ok = gs.stage == self.stage or self.stage.name == "RANDOM_STAGE"  # Random: whichever it picked
         ok = (a.character == self.agent_character and a.cpu_level == 0 and o.character == self.opponent_character
-              and o.cpu_level == self.cpu_level and gs.stage == self.stage)
+              and o.cpu_level == self.cpu_level and stage_ok)
         return None if ok else f"saw {seen}; want {want}"
 
-    def _menu_inputs(self, gs: Any) -> None:
+    def _menu_inputs(self, gs: Any, scene: int | None) -> None:
         import melee  # noqa: PLC0415
 
         Menu = melee.enums.Menu
         s = self.session
         assert s is not None
         mine, cpu = self.helpers
-        if gs.menu_state not in (Menu.CHARACTER_SELECT, Menu.STAGE_SELECT, Menu.MAIN_MENU, Menu.PRESS_START,
-                                 Menu.SLIPPI_ONLINE_CSS):
-            # The postgame screen (scene 0x0402 reads as UNKNOWN_MENU in libmelee 0.47): START leaves it.
-            mine.skip_postgame(s.controller)
+        if gs.menu_state in (Menu.PRESS_START, Menu.MAIN_MENU):
+            # Melee boots to the title screen; menu_helper_simple does nothing there, and both helpers
+            # steering the main menu at once would double each move: the agent's controller alone.
+            melee.MenuHelper.choose_versus_mode(gs, s.controller)
+            s.cpu_controller.release_all()
+            return
+        if gs.menu_state not in (Menu.CHARACTER_SELECT, Menu.STAGE_SELECT, Menu.SLIPPI_ONLINE_CSS):
+            if scene is None or scene == RESULTS:
+                # The results screen (libmelee 0.47 reads scene 0x0402 as UNKNOWN_MENU): START leaves it.
+                mine.skip_postgame(s.controller)
+            else:  # a scene nothing here knows: press nothing (the menu timeout restarts a stuck Dolphin)
+                if scene not in self._unknown_scenes:
+                    self._unknown_scenes.add(scene)
+                    log.warning("Dolphin shows scene 0x%04x, which the worker does not drive; waiting", scene)
+                s.controller.release_all()
             s.cpu_controller.release_all()
             return
         opp = gs.players.get(self.cfg.opponent_port)

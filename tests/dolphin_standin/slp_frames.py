@@ -92,14 +92,15 @@ def read_game(path: str | Path) -> Game:
     game.start = bytes(start)
     ports = set()
     for f in game.frames[:1]:
-        for ev in _events(f, sizes):
+        for ev in split_events(f, sizes):
             if ev[0] == POST_FRAME:
                 ports.add(ev[5])
     game.ports = tuple(sorted(ports))
     return game
 
 
-def _events(batch: bytes, sizes: dict[int, int]):
+def split_events(batch: bytes, sizes: dict[int, int]):
+    """The events of ``batch``, one by one (each its command byte and payload)."""
     at = 0
     while at < len(batch):
         n = sizes[batch[at]] + 1
@@ -123,7 +124,7 @@ def patched(game: Game, seats: list[Seat], stage: str) -> Game:
     to_index = {old: seat.port - 1 for old, seat in zip(game.ports, seats)}
     seat_at = {seat.port - 1: seat for seat in seats}
     start = bytearray()
-    for ev in _events(game.start, game.sizes):
+    for ev in split_events(game.start, game.sizes):
         ev = bytearray(ev)
         if ev[0] == GAME_START:
             blocks = [bytes(ev[0x65 + 0x24 * i: 0x65 + 0x24 * (i + 1)]) for i in range(4)]
@@ -143,7 +144,7 @@ def patched(game: Game, seats: list[Seat], stage: str) -> Game:
     frames = []
     for batch in game.frames:
         out = bytearray()
-        for ev in _events(batch, game.sizes):
+        for ev in split_events(batch, game.sizes):
             ev = bytearray(ev)
             if ev[0] in (PRE_FRAME, POST_FRAME):
                 ev[5] = to_index.get(ev[5], ev[5])
@@ -154,3 +155,25 @@ def patched(game: Game, seats: list[Seat], stage: str) -> Game:
             out += ev
         frames.append(bytes(out))
     return Game(game.version, game.sizes, bytes(start), frames, game.end, tuple(s.port - 1 for s in seats))
+
+
+def frame_stocks(batch: bytes, sizes: dict[int, int]) -> dict[int, int]:
+    """Each player's stocks after this frame (post-frame update, byte 0x21), by player index."""
+    out = {}
+    for ev in split_events(batch, sizes):
+        if ev[0] == POST_FRAME and ev[6] == 0:  # not a follower (Nana)
+            out[ev[5]] = ev[0x21]
+    return out
+
+
+def sudden_death_frame(batch: bytes, sizes: dict[int, int]) -> bytes:
+    """``batch`` as a sudden death frame: every player on one stock at 300% more damage (Melee's rule)."""
+    out = bytearray()
+    for ev in split_events(batch, sizes):
+        ev = bytearray(ev)
+        if ev[0] == POST_FRAME:
+            percent = struct.unpack_from(">f", ev, 0x16)[0]
+            struct.pack_into(">f", ev, 0x16, 300.0 + percent)
+            ev[0x21] = 1
+        out += ev
+    return bytes(out)

@@ -1,51 +1,62 @@
 """A Slippi Dolphin stand-in: what libmelee's ``Console`` launches, talks to and stops, minus the emulator.
 
 It is started exactly as Dolphin is (``EXE -e ISO -u USERDIR [--platform headless]``, or
-``EXE --version``) and reads what libmelee wrote into ``USERDIR``: ``Config/Dolphin.ini`` (the
-spectator port, blocking pipes, the video backend, which ports have a standard controller) and
-``Config/GCPadNew.ini`` (each port's ``Pipe/0/slippibotN``). It reads the controller FIFOs
-(``Pipes/slippibotN``, libmelee's ``PRESS``/``RELEASE``/``SET``/``FLUSH`` lines) and serves Slippi's
-spectator protocol over ENet (``connect_request`` -> ``connect_reply``, then ``menu_event`` and
-``game_event`` messages, base64 payloads). With blocking pipes one frame is emulated per ``FLUSH``
-from every plugged controller.
+``EXE --version`` / ``--help``, each answered as the build it plays answers them) and reads what
+libmelee wrote into ``USERDIR``: ``Config/Dolphin.ini`` (the spectator port, blocking pipes, the
+video backend, replays, which ports have a standard controller), ``Config/Logger.ini`` and
+``Config/GCPadNew.ini`` (each port's ``Pipe/0/slippibotN``). Builds that open a display check that
+an X server answers at ``DISPLAY``.
 
-"Melee" here is a menu model and recorded games: the character select screen (a cursor per port
-that follows its stick, A on a portrait places the coin, A on the HMN/CPU toggle, the CPU level
-slider), the stage select screen, the game itself (the frames of a real replay from
-``../shared/replays``, patched to show the chosen characters, CPU level and stage; START pauses,
-L+R+A+START while paused quits) and the postgame screen (scene 0x0402; START leaves it for the
-character select screen, the choices kept).
+The pieces, each after the source it models:
+
+- :mod:`.pads`: the controller FIFOs as Ishiiruka's ``Pipes.cpp`` reads them;
+- :mod:`.spectate`: Slippi's spectator server (``SlippiSpectate.cpp``) over ENet;
+- :mod:`.melee_model`: the menus, the games (real replays from ``../shared/replays``, patched to
+  the chosen setup), pause, GAME!/TIME!, sudden death and the results screen.
+
+The frame loop here is Dolphin's: while the game waits for input (``g_needInputForFrame``, set by a
+frame bookend, a menu frame or a game start) a frame runs as soon as any port has sent a FLUSH;
+otherwise (a paused game, the GAME!/TIME! freeze, blocking pipes off) it runs at 60 frames a second
+on whatever the pipes hold. Frames that wait for input run as fast as the worker sends them (real
+Dolphin would also hold them to 60 a second), so tests take seconds, not minutes.
 
 Settings and faults come from ``EXE.json`` beside the executable::
 
     {"build": "mainline" (the no-GUI build) | "mainline-qt" | "ishiiruka" | "exiai",
      "replays": ["/abs/a.slp", ...], "frames_limit": 300, "state_dir": "/tmp/x",
-     "faults": [{"launch": 1, "kind": "exit" | "hang" | "menu_stall" | "port_taken"
+     "boot": "title" | "css", "max_fps": 60, "freeze_frames": 60, "results_frames": 30, "sudden_death_frames": 120,
+     "sudden_death_batches": "menu_first" | "frame_first", "lras": "held" | "press",
+     "faults": [{"launch": 1, "kind": "exit" | "hang" | "menu_stall" | "port_taken" | "pause_off"
                  | "wrong_cpu_level" | "wrong_character", "game": 1, "frame": 100}]}
 
 ``launch`` counts the starts of this executable (a counter in ``state_dir``), ``game`` the games
-of that start; ``{"kind": "version_fail", "call": N}`` makes the N-th ``--version`` fail. Each start writes ``state_dir/launch-N.json`` (its command line and what it read)
-and appends what happens to ``state_dir/events.log``.
+of that start (no ``game``: every game); ``{"kind": "version_fail", "call": N}`` makes the N-th
+``--version`` fail. Each start writes ``state_dir/launch-N.json`` (its command line and what it
+read) and appends what happens to ``state_dir/events.log``.
 """
 
 from __future__ import annotations
 
-import base64
 import configparser
 import fcntl
 import json
 import os
 import select
 import socket
-import struct
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.dolphin_standin.slp_frames import (  # noqa: E402
-    GAME_END, Game, Seat, patched, read_game)
+from tests.dolphin_standin.melee_model import Log, Melee  # noqa: E402
+from tests.dolphin_standin.pads import Pad  # noqa: E402
+from tests.dolphin_standin.spectate import SpectateServer, Spectator  # noqa: E402
+
+# The writes that set EXI_DeviceSlippi.cpp's g_needInputForFrame: receive commands (a game's
+# start), a frame bookend, a menu frame.
+GAME_START_COMMANDS, FRAME_BOOKEND, MENU_FRAME = 0x35, 0x3C, 0x3E
+SI_READ_GAP_S = 0.002  # between reading port 1 and the next (a guess: the same poll, a little later)
 
 VERSIONS = {  # what each build prints for --version, and where (libmelee's get_dolphin_version)
     "ishiiruka": (255, "Faster Melee - Slippi (3.4.0)", ""),
@@ -59,298 +70,6 @@ HELP_COMMON = ("-u, --user", "-m, --movie", "-e, --exec", "-n, --nand_title", "-
                "-a, --audio_emulation", "-i, --slippi_input")
 HELP = {"mainline": HELP_COMMON + ("-p, --platform",),
         "mainline-qt": HELP_COMMON + ("-d, --debugger", "-l, --logger", "-b, --batch", "-c, --confirm")}
-SCENE_CSS, SCENE_SSS, SCENE_GAME, SCENE_POSTGAME = 0x0002, 0x0102, 0x0202, 0x0402
-HUMAN, CPU, UNPLUGGED = 0, 1, 3
-NO_CHARACTER = 0x21
-# The character select screen's portrait order (the ids its menu event carries).
-CSS_IDS = {"DOC": 0, "MARIO": 1, "LUIGI": 2, "BOWSER": 3, "PEACH": 4, "YOSHI": 5, "DK": 6, "CPTFALCON": 7,
-           "GANONDORF": 8, "FALCO": 9, "FOX": 10, "NESS": 11, "POPO": 12, "KIRBY": 13, "SAMUS": 14, "ZELDA": 15,
-           "LINK": 16, "YLINK": 17, "PICHU": 18, "PIKACHU": 19, "JIGGLYPUFF": 20, "MEWTWO": 21,
-           "GAMEANDWATCH": 22, "MARTH": 23, "ROY": 24}
-CSS_NAMES = {v: k for k, v in CSS_IDS.items()}
-# Stage select: (x, y) of each stage's icon, and Melee's internal stage id (the menu event's byte).
-STAGES = {"BATTLEFIELD": ((1.0, -9.0), 0x18), "FINAL_DESTINATION": ((6.7, -9.0), 0x19),
-          "DREAMLAND": ((12.5, -9.0), 0x1A), "POKEMON_STADIUM": ((15.0, 3.5), 0x12),
-          "YOSHIS_STORY": ((3.5, 15.5), 0x06), "FOUNTAIN_OF_DREAMS": ((10.0, 15.5), 0x08)}
-CURSOR_SPEED = 1.2  # CSS units per frame at full tilt
-BUTTONS = ("A", "B", "X", "Y", "Z", "L", "R", "START", "D_UP", "D_DOWN", "D_LEFT", "D_RIGHT")
-
-
-class Log:
-    def __init__(self, state_dir: Path, launch: int):
-        self.path, self.launch = state_dir / "events.log", launch
-
-    def __call__(self, what: str) -> None:
-        with open(self.path, "a") as f:
-            f.write(f"{time.time():.3f} launch={self.launch} pid={os.getpid()} {what}\n")
-
-
-def css_character_at(x: float, y: float) -> int | None:
-    """The portrait under a CSS cursor (rows of 7 x 7 units from y = 1, columns from x = -32.5)."""
-    if not 1.0 <= y < 22.0 or x < -32.5:
-        return None
-    shown_row, column = int((y - 1.0) // 7.0), int((x + 32.5) // 7.0)
-    row = 2 - shown_row
-    if row == 2:
-        column -= 1  # the random slot
-    if not 0 <= column < 9:
-        return None
-    cid = row * 9 + column
-    return cid if cid in CSS_NAMES else None
-
-
-class Pad:
-    """One controller port's FIFO: libmelee's text commands, applied at each FLUSH."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.fd: int | None = None
-        self.buf = b""
-        self.pending: list[bytes] = []  # complete frames (command lines up to a FLUSH)
-        self.buttons = {b: False for b in BUTTONS}
-        self.prev = dict(self.buttons)
-        self.main = (0.5, 0.5)
-        self.writer = False
-
-    def open(self) -> None:
-        if self.fd is None and self.path.exists():
-            self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
-
-    def read(self) -> None:
-        self.open()
-        if self.fd is None:
-            return
-        try:
-            data = os.read(self.fd, 65536)
-        except BlockingIOError:
-            return
-        self.writer = bool(data)  # b"": no writer has the pipe open (yet, or any more)
-        self.buf += data
-        while b"FLUSH\n" in self.buf:
-            frame, self.buf = self.buf.split(b"FLUSH\n", 1)
-            self.pending.append(frame)
-
-    def apply_next(self) -> None:
-        self.prev = dict(self.buttons)
-        frame = self.pending.pop(0) if self.pending else b""
-        for line in frame.decode().splitlines():
-            parts = line.split()
-            if not parts:
-                continue
-            if parts[0] == "PRESS" and parts[1] in self.buttons:
-                self.buttons[parts[1]] = True
-            elif parts[0] == "RELEASE" and parts[1] in self.buttons:
-                self.buttons[parts[1]] = False
-            elif parts[0] == "SET" and parts[1] == "MAIN":
-                self.main = (float(parts[2]), float(parts[3]))
-
-    def pressed(self, button: str) -> bool:
-        return self.buttons[button] and not self.prev[button]
-
-
-class Melee:
-    """The menus and games, one frame per call of :meth:`frame`; returns the messages to send."""
-
-    def __init__(self, cfg: dict, ports: list[int], log: Log, faults: list[dict]):
-        self.cfg, self.ports, self.log, self.faults = cfg, ports, log, faults
-        self.replays = [read_game(p) for p in cfg["replays"]]
-        self.limit = int(cfg.get("frames_limit", 0)) or None
-        self.scene, self.scene_frame = SCENE_CSS, 0
-        start_x = {1: -31.5, 2: -16.5, 3: -1.0, 4: 14.0}
-        self.cursor = {p: [start_x[p], -10.0] for p in range(1, 5)}
-        self.status = {p: HUMAN if p in ports else UNPLUGGED for p in range(1, 5)}
-        self.character = {p: NO_CHARACTER for p in range(1, 5)}
-        self.coin = {p: False for p in range(1, 5)}
-        self.level = {p: 0 for p in range(1, 5)}
-        self.holding = {p: False for p in range(1, 5)}
-        self.slider_wait = {p: 0 for p in range(1, 5)}
-        self.sss = [0.0, 0.0]
-        self.games = 0
-        self.game: Game | None = None
-        self.game_at = 0
-        self.paused_by: int | None = None
-        self.hung = False
-        for p, seat in cfg.get("css_start", {}).items():  # how the screen looks at boot
-            p = int(p)
-            self.status[p] = CPU if seat.get("cpu_level") else HUMAN
-            self.level[p] = seat.get("cpu_level", 0)
-            if seat.get("character"):
-                self.character[p], self.coin[p] = CSS_IDS[seat["character"]], True
-
-    def fault(self, kind: str) -> dict | None:
-        for f in self.faults:
-            if f["kind"] == kind and f.get("game", 1) == self.games + (self.scene != SCENE_GAME):
-                return f
-        return None
-
-    # --- menus ---
-    def _ready(self) -> bool:
-        seated = [p for p in range(1, 5) if self.status[p] != UNPLUGGED and self.coin[p]]
-        waiting = [p for p in range(1, 5) if self.status[p] != UNPLUGGED and not self.coin[p]
-                   and self.status[p] == CPU]
-        return len(seated) >= 2 and not waiting
-
-    def _css(self, pads: dict[int, Pad]) -> None:
-        if self.fault("menu_stall"):
-            return
-        for p, pad in pads.items():
-            x, y = pad.main
-            if self.holding[p]:
-                self.slider_wait[p] -= 1
-                if self.slider_wait[p] <= 0 and abs(x - 0.5) > 0.05:
-                    self.level[p] = min(9, max(1, self.level[p] + (1 if x > 0.5 else -1)))
-                    self.slider_wait[p] = 4
-                if pad.pressed("A"):
-                    self.holding[p] = False
-                continue
-            c = self.cursor[p]
-            c[0] += (x - 0.5) * 2 * CURSOR_SPEED
-            c[1] += (y - 0.5) * 2 * CURSOR_SPEED
-            c[0], c[1] = min(35.0, max(-35.0, c[0])), min(25.0, max(-25.0, c[1]))
-            if pad.pressed("A"):
-                self._css_click(p, c)
-            elif pad.pressed("B"):
-                self.coin[p], self.character[p] = False, NO_CHARACTER
-            elif pad.pressed("START") and self._ready():
-                self._enter(SCENE_SSS)
-                self.sss = [0.0, 0.0]
-                return
-
-    def _css_click(self, p: int, c: list[float]) -> None:
-        for q in range(1, 5):
-            if self.status[q] == UNPLUGGED:
-                continue
-            if abs(c[1] + 2.2) <= 1.5 and abs(c[0] - (-32.2 + 15.82 * (q - 1))) <= 2.5:
-                self.status[q] = HUMAN if self.status[q] == CPU else CPU
-                self.level[q] = 1 if self.status[q] == CPU else 0
-                self.log(f"css port {q} -> {'CPU' if self.status[q] == CPU else 'HMN'}")
-                return
-            if self.status[q] == CPU and abs(c[1] + 15.12) <= 1.5 and abs(c[0] - (-30.9 + 15.4 * (q - 1))) <= 3.0:
-                self.holding[q] = True
-                self.slider_wait[q] = 0
-                return
-        cid = css_character_at(*c)
-        if cid is not None:
-            self.character[p], self.coin[p] = cid, True
-
-    def _sss(self, pads: dict[int, Pad]) -> None:
-        for pad in pads.values():
-            x, y = pad.main
-            self.sss[0] += (x - 0.5) * 2 * CURSOR_SPEED
-            self.sss[1] += (y - 0.5) * 2 * CURSOR_SPEED
-        for pad in pads.values():
-            if pad.pressed("A"):
-                for name, ((sx, sy), _) in STAGES.items():
-                    if abs(self.sss[0] - sx) <= 2.0 and abs(self.sss[1] - sy) <= 2.0:
-                        self._start_game(name)
-                        return
-
-    def _enter(self, scene: int) -> None:
-        self.scene, self.scene_frame = scene, 0
-
-    def _start_game(self, stage: str) -> None:
-        seats = []
-        for p in range(1, 5):
-            if self.status[p] != UNPLUGGED and self.coin[p]:
-                seats.append(Seat(p, CSS_NAMES[self.character[p]], self.level[p] if self.status[p] == CPU else 0))
-        self.games += 1
-        self._enter(SCENE_GAME)
-        if self.fault("wrong_cpu_level") is not None:
-            seats = [Seat(s.port, s.character, s.cpu_level % 9 + 1 if s.cpu_level else 0) for s in seats]
-        if self.fault("wrong_character") is not None:
-            seats = [Seat(s.port, "FALCO" if s.cpu_level else s.character, s.cpu_level) for s in seats]
-        recorded = self.replays[(self.games - 1) % len(self.replays)]
-        self.game = patched(recorded, seats, stage)
-        self.game_at = -1
-        self.log(f"game {self.games} starts: stage {stage}, "
-                 + ", ".join(f"port {s.port} {s.character} cpu {s.cpu_level}" for s in seats))
-
-    def _menu_event(self) -> bytes:
-        ev = bytearray(0x49)
-        ev[0] = 0x3E
-        struct.pack_into(">H", ev, 0x1, self.scene)
-        for p in range(1, 5):
-            struct.pack_into(">ff", ev, 0x3 + 8 * (p - 1), *self.cursor[p])
-            ev[0x25 + p - 1] = self.status[p]
-            ev[0x29 + p - 1] = self.character[p]
-            ev[0x2D + p - 1] = 2 if self.coin[p] else 0
-            ev[0x41 + p - 1] = self.level[p]
-            ev[0x45 + p - 1] = int(self.holding[p])
-        ev[0x23] = 0 if self._ready() else 1
-        if self.scene == SCENE_SSS:
-            under = [sid for (sx, sy), sid in STAGES.values()
-                     if abs(self.sss[0] - sx) <= 2.0 and abs(self.sss[1] - sy) <= 2.0]
-            ev[0x24] = under[0] if under else 0
-            struct.pack_into(">ff", ev, 0x31, *self.sss)
-        struct.pack_into(">i", ev, 0x39, self.scene_frame)
-        return bytes(ev)
-
-    # --- one frame ---
-    def frame(self, pads: dict[int, Pad]) -> list[dict]:
-        if self.scene == SCENE_GAME:
-            return self._game_frame(pads)
-        if self.scene == SCENE_CSS:
-            self._css(pads)
-        elif self.scene == SCENE_SSS:
-            self._sss(pads)
-        elif self.scene == SCENE_POSTGAME:
-            if self.scene_frame >= 10 and any(pad.pressed("START") for pad in pads.values()):
-                self.log(f"postgame left after {self.scene_frame} frames")
-                self._enter(SCENE_CSS)
-        if self.scene == SCENE_GAME:  # the stage was just chosen
-            return self._game_frame(pads)
-        return [self._menu_msg()]
-
-    def _menu_msg(self) -> dict:
-        msg = {"type": "menu_event", "payload": base64.b64encode(self._menu_event()).decode()}
-        self.scene_frame += 1
-        return msg
-
-    def _game_frame(self, pads: dict[int, Pad]) -> list[dict]:
-        game = self.game
-        assert game is not None
-        if self.game_at < 0:  # the frame the stage was chosen: the game start alone
-            self.game_at = 0
-            return [self._game_msg(game.start)]
-        if (f := self.fault("exit")) is not None and self.game_at >= f.get("frame", 0):
-            self.log(f"fault: exit in game {self.games} at frame {self.game_at}")
-            os._exit(3)
-        if (f := self.fault("hang")) is not None and self.game_at >= f.get("frame", 0):
-            if not self.hung:
-                self.log(f"fault: hang in game {self.games} at frame {self.game_at}")
-            self.hung = True
-            return []
-        for p, pad in pads.items():
-            if self.status[p] == HUMAN and pad.pressed("START") and self.paused_by is None:
-                self.paused_by = p
-                self.log(f"paused by port {p}")
-        if self.paused_by is not None:
-            b = pads[self.paused_by].buttons
-            if b["L"] and b["R"] and b["A"] and b["START"]:
-                self.log(f"game {self.games} quit (L+R+A+START) at frame {self.game_at}")
-                self.paused_by = None
-                self._enter(SCENE_CSS)
-                # The game ends and the character select screen shows in the same frame.
-                return [self._game_msg(self._game_end(7)), self._menu_msg()]
-            # Paused: the frame does not advance (a client skips a repeated frame).
-            return [self._game_msg(game.frames[max(0, self.game_at - 1)])]
-        batch = game.frames[self.game_at]
-        self.game_at += 1
-        last = len(game.frames) if self.limit is None else min(len(game.frames), self.limit)
-        if self.game_at >= last:  # the last frame and the game end go out in the same frame
-            self.log(f"game {self.games} over after {self.game_at} frames")
-            self._enter(SCENE_POSTGAME)
-            return [self._game_msg(batch), self._game_msg(self._game_end(2))]
-        return [self._game_msg(batch)]
-
-    def _game_end(self, method: int) -> bytes:
-        size = self.game.sizes.get(GAME_END, 1) if self.game else 1
-        ev = bytearray(size + 1)
-        ev[0], ev[1] = GAME_END, method
-        return bytes(ev)
-
-    def _game_msg(self, payload: bytes) -> dict:
-        return {"type": "game_event", "payload": base64.b64encode(payload).decode()}
 
 
 def x_display_alive(display: str) -> bool:
@@ -474,10 +193,15 @@ def main(argv: list[str]) -> int:
             log(f"spectator server could not open port {port}: {e}")
     if host is None:
         log(f"spectator server down (port {port} taken); emulation goes on")
-    melee = Melee(cfg, ports, log, faults)
+    saves = dolphin.get(section, f"{key}SaveReplays", fallback="False") == "True"
+    replay_dir = Path(dolphin.get(section, f"{key}ReplayDir", fallback=str(Path.home() / "Slippi"))) if saves else None
+    melee = Melee(cfg, ports, log, faults, replay_dir)
     pads = {p: Pad(user / "Pipes" / f"slippibot{p}") for p in ports}
-    peers: list = []
-    next_frame = time.monotonic()
+    server = SpectateServer()
+    spectators: dict = {}  # ENet peer -> Spectator
+    need_input = True  # EXI_DeviceSlippi.cpp's g_needInputForFrame
+    next_frame = next_lockstep = time.monotonic()
+    max_fps = float(cfg.get("max_fps", 0))  # real Dolphin holds every frame to 60 a second; tests need not
     frames = 0
     while True:
         if host is not None:
@@ -486,12 +210,13 @@ def main(argv: list[str]) -> int:
                 if event.type == enet.EVENT_TYPE_RECEIVE:
                     msg = json.loads(bytes(event.packet.data))
                     if msg.get("type") == "connect_request":
-                        reply = {"type": "connect_reply", "nick": "stand-in", "version": "3.4.0", "cursor": 0}
+                        spectator = Spectator()
+                        reply = server.connect(spectator, int(msg.get("cursor", 0)))
                         event.peer.send(0, enet.Packet(json.dumps(reply).encode(), enet.PACKET_FLAG_RELIABLE))
-                        peers.append(event.peer)
+                        spectators[event.peer] = spectator
                         log("spectator connected")
-                elif event.type == enet.EVENT_TYPE_DISCONNECT and event.peer in peers:
-                    peers.remove(event.peer)
+                elif event.type == enet.EVENT_TYPE_DISCONNECT:
+                    spectators.pop(event.peer, None)
                 event = host.service(0)
         fds = [pad.fd for pad in pads.values() if pad.fd is not None and pad.writer]
         if fds:
@@ -500,23 +225,48 @@ def main(argv: list[str]) -> int:
             time.sleep(0.002)
         for pad in pads.values():
             pad.read()
-        if not peers and frames == 0:
+        if not spectators and frames == 0:
             continue  # still "booting": real Dolphin takes seconds to reach the menus; no frame is lost
-        if blocking:
-            if not pads or not all(pad.pending for pad in pads.values()):
+        if max_fps and time.monotonic() < next_lockstep:
+            continue
+        if blocking and need_input:
+            # Ports are polled in order and the first polled one blocks until its own FLUSH
+            # (Pipes.cpp selects on that pipe); the FLUSH clears the global flag, so the others are
+            # read as they are, a moment later (the game reads its SI channels one after another).
+            if not pads or not pads[min(pads)].has_flush():
                 continue
+            grace = time.monotonic() + SI_READ_GAP_S
+            while not all(pad.has_flush() for pad in pads.values()) and time.monotonic() < grace:
+                time.sleep(0.0002)
+                for pad in pads.values():
+                    pad.read()
         elif time.monotonic() < next_frame:
             continue
         next_frame = time.monotonic() + 1 / 60
+        if max_fps:
+            next_lockstep = time.monotonic() + 1 / max_fps
+        flushed = False
         for pad in pads.values():
-            pad.apply_next()
+            flushed |= pad.update()
+        if flushed:
+            need_input = False
         frames += 1
         if frames == 1 or frames % 600 == 0:
-            log(f"frame {frames}: scene 0x{melee.scene:04x}, {len(peers)} spectator(s)")
-        for msg in melee.frame(pads):
-            data = json.dumps(msg).encode()
-            for peer in peers:
-                peer.send(0, enet.Packet(data, enet.PACKET_FLAG_RELIABLE))
+            log(f"frame {frames}: scene 0x{melee.scene:04x}, {len(spectators)} spectator(s)")
+        for w in melee.frame(pads):
+            if w[0] == "start_game":
+                server.start_game()
+            elif w[0] == "end_game":
+                server.end_game()
+            else:  # the Slippi device hands the server one event (command) at a time
+                for ev in melee.events(w[1]):
+                    server.write(ev)
+                    if ev[0] in (GAME_START_COMMANDS, FRAME_BOOKEND, MENU_FRAME):
+                        need_input = True
+        server.pop_events()
+        for peer, spectator in spectators.items():
+            for data in server.messages_for(spectator):
+                peer.send(0, enet.Packet(data.encode(), enet.PACKET_FLAG_RELIABLE))
         if host is not None:
             host.flush()
 
