@@ -8,7 +8,7 @@ import torch
 
 from melee_agent.arena import Arena
 from melee_agent.arena import env_state as env_state_module
-from melee_agent.arena.env_state import AGENT, CPU, EnvState, GameState, PlayerState, clone, put, where, with_player
+from melee_agent.arena.env_state import AGENT, CPU, EnvState, GameState, PlayerState, put, where, with_player
 
 
 def test_module_examples_run():
@@ -31,13 +31,6 @@ def test_where_selects_whole_environments_in_every_field():
         assert t[:, 0].tolist() == [1.0, 0.0, 1.0] and t[:, 1].tolist() == [1.0, 0.0, 1.0]
     for t in mixed.game:
         assert t.tolist() == [2.0, 0.0, 2.0]
-
-
-def test_clone_shares_no_memory():
-    s = EnvState.zeros(2, torch.device("cpu"))
-    c = clone(s)
-    for x, y in zip((*s.players, *s.game), (*c.players, *c.game)):
-        assert x.data_ptr() != y.data_ptr() and torch.equal(x, y)
 
 
 def test_the_arena_holds_its_state_by_name_and_a_frame_makes_a_new_one():

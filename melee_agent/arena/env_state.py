@@ -132,7 +132,7 @@ def put(field: Tensor, p: int, value: Tensor | float) -> Tensor:
     return torch.stack(parts, 1)
 
 
-_T = TypeVar("_T", EnvState, PlayerState, GameState)  # noqa: PYI001
+_T = TypeVar("_T", EnvState, PlayerState, GameState)
 
 
 def where(mask: Tensor, new: _T, old: _T) -> _T:
@@ -151,12 +151,6 @@ def contiguous(players: PlayerState) -> PlayerState:
     would each compile the frame again. Contiguous is the layout compiled frames return.
     """
     return PlayerState(*(t.contiguous() for t in players))
-
-
-def clone(state: EnvState) -> EnvState:
-    """A copy whose tensors share no memory with ``state``'s."""
-    return EnvState(PlayerState(*(t.clone() for t in state.players)), GameState(*(t.clone() for t in state.game)),
-                    state.inputs.clone())
 
 
 def with_player(state: EnvState, p: int, **fields: Tensor | float) -> EnvState:
