@@ -53,6 +53,8 @@ class LearnerConfig:
     target_sync: int = 10_000
     metrics_every: int = 100
     huber_delta: float = 1.0
+    # On CUDA: capture the whole train step once as a CUDA graph and replay it (no effect on CPU).
+    cuda_graph: bool = True
 
 
 @dataclass

@@ -11,6 +11,12 @@ Adam, gradient-norm clipping, the target network copied from the online one ever
 ``target_sync`` steps. Nothing is read back to the host during a step: metrics accumulate in a
 device tensor and are read every ``metrics_every`` steps.
 
+On CUDA (``cuda_graph=True``, the default) the whole step (indices drawn on the device, gather,
+both forward passes, loss, backward, clipping, fused Adam, priorities and beta when prioritized)
+is captured once as a CUDA graph and replayed: a batch-128 step of this network is a few hundred
+small kernels, and launching them one by one, not computing them, is what an eager step waits
+for. See :mod:`melee_agent.captured_step`.
+
 Example::
 
     >>> import numpy as np
@@ -26,7 +32,7 @@ Example::
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -36,17 +42,21 @@ from melee_agent.model import DuelingDQN
 from melee_agent.replay import Replay, ReplayBatch, annealed_beta
 from melee_agent.state import STATE_DIM
 
+if TYPE_CHECKING:
+    from melee_agent.captured_step import CapturedStep
+
 METRIC_NAMES = ("loss", "q_mean", "td_abs", "grad_norm")
 
 
-def _adam(params: Any, lr: float) -> torch.optim.Adam:
+def _adam(params: Any, lr: float, capturable: bool = False) -> torch.optim.Adam:
     # The fused kernel does the whole update in one pass (on CPU ~25% of a batch-128 step here);
-    # older torch builds lack it on some devices.
+    # older torch builds lack it on some devices. `capturable` keeps its step count on the device,
+    # which a CUDA graph needs.
     params = list(params)
     try:
-        return torch.optim.Adam(params, lr=lr, fused=True)
+        return torch.optim.Adam(params, lr=lr, fused=True, capturable=capturable)
     except (RuntimeError, TypeError, ValueError):
-        return torch.optim.Adam(params, lr=lr)
+        return torch.optim.Adam(params, lr=lr, capturable=capturable)
 
 
 def _same_device(a: torch.device, b: torch.device) -> bool:
@@ -90,6 +100,7 @@ class Learner:
         huber_delta: float = 1.0,
         model: DuelingDQN | None = None,
         beta_steps: int = 0,
+        cuda_graph: bool = True,
     ):
         self.replay = replay
         self.device = torch.device(device)
@@ -105,7 +116,10 @@ class Learner:
         self.huber_delta = huber_delta
         self.online = (model or DuelingDQN(STATE_DIM, num_actions)).to(self.device)
         self.target = copy.deepcopy(self.online).requires_grad_(False)
-        self.optimizer = _adam(self.online.parameters(), lr)
+        #: the step is captured as a CUDA graph (on CUDA, when asked; never on the CPU)
+        self.captured = bool(cuda_graph) and self.device.type == "cuda" and hasattr(replay, "sample_graphed")
+        self.optimizer = _adam(self.online.parameters(), lr, capturable=self.captured)
+        self._graph: CapturedStep | None = None  # made at the first step (it needs rows to sample)
         self.train_steps = 0
         self.beta_steps = beta_steps
         self._beta0 = float(getattr(replay, "beta", 1.0))
@@ -117,14 +131,34 @@ class Learner:
                     model: DuelingDQN | None = None, beta_steps: int = 0) -> "Learner":
         return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
                    grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,
-                   huber_delta=cfg.huber_delta, model=model, beta_steps=beta_steps)
+                   huber_delta=cfg.huber_delta, model=model, beta_steps=beta_steps, cuda_graph=cfg.cuda_graph)
+
+    def beta_at(self, step: int) -> float:
+        """The prioritized replay's importance exponent for train step ``step`` (annealed)."""
+        return annealed_beta(self._beta0, self.beta_steps, step) if self.beta_steps > 0 else self._beta0
 
     def step(self, batch: ReplayBatch | None = None) -> dict[str, float] | None:
-        """One train step on a sampled batch; returns averaged metrics every ``metrics_every`` steps."""
+        """One train step on a sampled batch; returns averaged metrics every ``metrics_every`` steps.
+
+        A batch given here is always trained eagerly (a captured graph samples for itself).
+        """
+        if batch is None and self.captured:
+            if self._graph is None:
+                from melee_agent.captured_step import CapturedStep  # noqa: PLC0415
+
+                self._graph = CapturedStep(self)
+            self._graph.replay()
+            return self._after_update()
         if batch is None:
             if self.replay.prioritized and self.beta_steps > 0:
                 self.replay.beta = annealed_beta(self._beta0, self.beta_steps, self.train_steps)
             batch = self.replay.sample(self.batch_size)
+        self.update(batch)
+        return self._after_update()
+
+    def update(self, batch: ReplayBatch) -> None:
+        """The step's device work on one batch: loss, backward, clipping, Adam, priorities and the
+        metric sums; no host read (a CUDA graph records exactly this)."""
         q = self.online(batch.obs).gather(1, batch.action.unsqueeze(1)).squeeze(1)
         with torch.no_grad():
             best = self.online(batch.next_obs).argmax(dim=1, keepdim=True)
@@ -139,11 +173,13 @@ class Learner:
 
         if self.replay.prioritized:
             self.replay.update_priorities(batch.idx, td.detach().abs())
+        with torch.no_grad():
+            self._acc += torch.stack((loss.detach(), q.detach().mean(), td.detach().abs().mean(), grad_norm))
+
+    def _after_update(self) -> dict[str, float] | None:
         self.train_steps += 1
         if self.train_steps % self.target_sync == 0:
             self.sync_target()
-        with torch.no_grad():
-            self._acc += torch.stack((loss.detach(), q.detach().mean(), td.detach().abs().mean(), grad_norm))
         self._acc_steps += 1
         if self._acc_steps >= self.metrics_every:
             return self.read_metrics()
@@ -158,11 +194,17 @@ class Learner:
         out = dict(zip(METRIC_NAMES, values))
         out["train_steps"] = float(self.train_steps)
         if self.replay.prioritized:
+            if self.captured:  # the graph anneals beta on the device; the host value is for stats()
+                self.replay.beta = self.beta_at(max(self.train_steps - 1, 0))
             out.update({f"replay_{k}": v for k, v in self.replay.stats().items()})
         return out
 
     def sync_target(self) -> None:
-        self.target.load_state_dict(self.online.state_dict())
+        if self._graph is not None:
+            self._graph.sync_target()
+            return
+        with torch.no_grad():  # in place, so a captured graph's target weights stay where it reads them
+            torch._foreach_copy_(list(self.target.parameters()), list(self.online.parameters()))
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor) -> torch.Tensor:
@@ -177,6 +219,9 @@ class Learner:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        if self._graph is not None:
+            raise RuntimeError("load a checkpoint before the first train step: the captured graph "
+                               "holds the optimizer's state tensors")
         self.online.load_state_dict(state["online"])
         self.target.load_state_dict(state["target"])
         self.optimizer.load_state_dict(state["optimizer"])

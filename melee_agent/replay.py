@@ -132,6 +132,9 @@ class DeviceStorage:
         self.data = torch.zeros(self.capacity, ROW_WIDTH, dtype=torch.float32, device=self.device)
         self.cursor = 0  # next row to write
         self.size = 0  # rows holding data; host ints, so nothing here waits on the device
+        # The same count on the device, for a train step captured as a CUDA graph: the graph
+        # reads it at each replay, where a host int would be frozen into the capture.
+        self.size_t = torch.zeros((), dtype=torch.long, device=self.device)
 
     def write(self, rows: torch.Tensor, indices: bool = True) -> torch.Tensor | None:
         """Write rows at the cursor (wrapping); returns the storage indices written, on the device.
@@ -152,6 +155,7 @@ class DeviceStorage:
             self.data[: n - first].copy_(rows[first:], non_blocking=True)
         self.cursor = (self.cursor + total) % self.capacity
         self.size = min(self.size + total, self.capacity)
+        self.size_t.fill_(self.size)
         if not indices:
             return None
         return (torch.arange(n, device=self.device) + start) % self.capacity
@@ -257,6 +261,22 @@ class UniformSampler:
             weight = self._ones[batch_size] = torch.ones(batch_size, device=self.storage.device)
         return idx, weight
 
+    def sample_graphed(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The same draw with nothing read from the host, for a step captured as a CUDA graph::
+
+            idx = min(floor(u * size), size - 1),   u ~ U[0, 1) in float64
+
+        ``size`` is the storage's device count (read at each graph replay) and ``u`` comes from
+        the device's default generator (graph-safe; a seeded ``generator`` is not used here).
+        """
+        size = self.storage.size_t
+        u = torch.rand(batch_size, dtype=torch.float64, device=self.storage.device)
+        idx = torch.minimum(u.mul_(size).long(), size - 1)
+        weight = self._ones.get(batch_size)
+        if weight is None:
+            weight = self._ones[batch_size] = torch.ones(batch_size, device=self.storage.device)
+        return idx, weight
+
 
 class DeviceReplay:
     """The in-device experience replay: storage, staging writer and uniform sampler in one.
@@ -297,6 +317,16 @@ class DeviceReplay:
 
     def sample(self, batch_size: int) -> ReplayBatch:
         idx, weight = self.sampler.sample(batch_size)
+        return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
+
+    def sample_graphed(self, batch_size: int, beta: torch.Tensor | None = None) -> ReplayBatch:
+        """A sample with no host read (see :meth:`UniformSampler.sample_graphed`); ``beta`` is for
+        the prioritized replay's signature and unused here."""
+        idx, weight = self.sampler.sample_graphed(batch_size)
+        return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
+
+    def batch_at(self, idx: torch.Tensor, weight: torch.Tensor) -> ReplayBatch:
+        """The batch of the given rows and weights (to replay another learner's draw)."""
         return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
 
     def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
@@ -456,6 +486,21 @@ class PrioritizedDeviceReplay(DeviceReplay):
         weight = (p / p.min()).pow_(-self.beta).float()
         self._last_weight = weight  # read by stats(), so a step pays nothing for the figure
         return idx, weight
+
+    def sample_graphed(self, batch_size: int, beta: torch.Tensor | None = None) -> ReplayBatch:
+        """:meth:`sample` with nothing read from the host, for a step captured as a CUDA graph:
+        the filled size is the storage's device count, ``beta`` a device scalar (default: a
+        tensor of ``self.beta`` made now), the uniforms from the device's default generator."""
+        c = self.tree.sums.cumsum(0)
+        u = torch.rand(batch_size, dtype=torch.float64, device=self.device)
+        mass = torch.add(self._strata(batch_size), u, alpha=(1.0 - 1e-9) / batch_size).mul_(c[-1])
+        idx = torch.minimum(self.tree.find(mass, cumulative=c), self.storage.size_t - 1)
+        p = self.tree.get(idx).clamp_min_(1e-300)
+        if beta is None:
+            beta = torch.tensor(self.beta, dtype=torch.float64, device=self.device)
+        weight = (p / p.min()).pow_(-beta).float()
+        self._last_weight = weight
+        return ReplayBatch.from_rows(self.storage.data.index_select(0, idx), idx, weight)
 
     def _strata(self, batch_size: int) -> torch.Tensor:
         s = self._strata_cache.get(batch_size)

@@ -28,3 +28,14 @@ def test_unknown_key_in_file_is_an_error(tmp_path):
     f.write_text("[replay]\ncapasity = 5\n")
     with pytest.raises(ConfigError, match="capasity"):
         load_config(f)
+
+
+def test_every_shipped_config_loads() -> None:
+    from importlib import resources
+
+    names = sorted(p.name[:-5] for p in resources.files("melee_agent.configs").iterdir() if p.name.endswith(".toml"))
+    assert {"default", "small", "gpu", "dolphin"} <= set(names)
+    for name in names:
+        assert load_config(name).name == name
+    gpu = load_config("gpu")
+    assert gpu.learner.cuda_graph and gpu.env.compile and gpu.worker.envs == 1_024

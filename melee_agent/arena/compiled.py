@@ -10,15 +10,28 @@ rounding (the compiler may reorder arithmetic); discrete state follows the same 
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import torch
+from torch.utils import _pytree as pytree
 
 _CACHE: dict[Callable, Callable] = {}
 
 
 def compiled(fn: Callable) -> Callable:
-    """One compiled wrapper per function, shared by every ``Arena`` in the process."""
+    """One compiled wrapper per function, shared by every ``Arena`` in the process.
+
+    The compiled graph returns a flat list of tensors and the wrapper rebuilds the function's
+    NamedTuples around them (their structure is read from one eager call): torch.compile 2.11
+    returns a NamedTuple made by ``_replace`` inside the graph as an empty tuple.
+    """
     if fn not in _CACHE:
-        _CACHE[fn] = torch.compile(fn, dynamic=False)
+        flat = torch.compile(lambda *args: pytree.tree_leaves(fn(*args)), dynamic=False)
+        spec: list[Any] = []
+
+        def call(*args: Any) -> Any:
+            if not spec:
+                spec.append(pytree.tree_structure(fn(*args)))
+            return pytree.tree_unflatten(flat(*args), spec[0])
+        _CACHE[fn] = call
     return _CACHE[fn]

@@ -17,10 +17,13 @@ import torch
 
 TARGET_NOOP = 1_000_000  # frames/s at B = 4,096 with noop actions
 TARGET_DQN = 200_000  # frames/s with Dueling DQN selection in the loop
+TARGET_GPU = 50_000_000  # frames/s at the best B on a GPU (issue 26: about 1,000x CuLE's best per GPU)
+CPU_ENVS, GPU_ENVS = "1,64,1024,4096", "4096,16384,65536,262144"
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--envs", default="1,64,1024,4096", help="comma-separated batch sizes (default: %(default)s)")
+    p.add_argument("--envs", default=None,
+                   help=f"comma-separated batch sizes (default: {CPU_ENVS} on the CPU, {GPU_ENVS} on CUDA)")
     p.add_argument("--seconds", type=float, default=3.0, help="measured time per loop (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="B = 1 and 64, 0.5 s each (for tests)")
     p.add_argument("--eager", action="store_true", help="run the simulator op by op instead of compiled")
@@ -75,10 +78,14 @@ def _measure(B: int, kind: str, seconds: float, device: str, compile: bool, game
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    sizes = [1, 64] if args.quick else [int(x) for x in args.envs.split(",")]
+    envs = args.envs or (GPU_ENVS if args.device.startswith("cuda") else CPU_ENVS)
+    try:
+        sizes = [1, 64] if args.quick else [int(x) for x in envs.split(",")]
+    except ValueError:
+        raise ValueError(f"--envs must be comma-separated integers, got {envs!r}") from None
     seconds = 0.5 if args.quick else args.seconds
     if any(b <= 0 for b in sizes):
-        raise ValueError(f"--envs must be positive batch sizes, got {args.envs}")
+        raise ValueError(f"--envs must be positive batch sizes, got {envs}")
     compile = not args.eager
     rows = [_measure(B, kind, seconds, args.device, compile, args.game, args.delay)
             for B in sizes for kind in ("noop", "random", "dqn")]
@@ -97,10 +104,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                       "met": by.get((4096, "noop"), {}).get("frames_per_s", 0) >= TARGET_NOOP},
         "dqn_frames_per_s_best": {"target": TARGET_DQN, "measured": best_dqn, "met": best_dqn >= TARGET_DQN},
     }
+    if args.device.startswith("cuda"):
+        targets = {"noop_frames_per_s_best_gpu": {"target": TARGET_GPU, "measured": best_noop,
+                                                  "met": best_noop >= TARGET_GPU}, **targets}
     for name, t in targets.items():
         m = t["measured"]
         print(f"target {name}: {t['target']:,} -> {'n/a' if m is None else f'{m:,.0f}'} "
               f"({'met' if t['met'] else 'NOT met'})")
-    return {"device": args.device, "compiled": compile, "game": args.game, "delay_frames": args.delay, "threads": torch.get_num_threads(), "results": rows,
+    gpu = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else None
+    return {"device": args.device, "gpu": gpu, "torch": torch.__version__, "compiled": compile, "game": args.game, "delay_frames": args.delay, "threads": torch.get_num_threads(), "results": rows,
             "targets": targets,
             "best_noop_frames_per_s": best_noop}

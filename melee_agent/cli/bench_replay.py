@@ -29,8 +29,9 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from melee_agent.cli.bench_fed import FedReplay, sb3_replay, torchrl_replay
 from melee_agent.learner import Learner
-from melee_agent.replay import DeviceReplay, HostReplay, ReplayBatch
+from melee_agent.replay import DeviceReplay, HostReplay, PrioritizedDeviceReplay, ReplayBatch
 from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
 from melee_agent.state import STATE_DIM
 
@@ -96,49 +97,17 @@ def _random_rows(n: int, rng: np.random.Generator) -> np.ndarray:
     return rows
 
 
-def _sb3_sampler(rows: np.ndarray) -> Callable[[int], Any] | str:
-    try:
-        from gymnasium import spaces
-        from stable_baselines3.common.buffers import ReplayBuffer
-    except ImportError as e:
-        return f"skipped: stable-baselines3 not installed ({e.name})"
-    n = rows.shape[0]
-    buf = ReplayBuffer(n, spaces.Box(0, 1, (STATE_DIM,), np.float32), spaces.Discrete(5), device="cpu",
-                       n_envs=1, optimize_memory_usage=False, handle_timeout_termination=False)
-    # Fill its arrays directly: calling add() a million times would only time the fill.
-    buf.observations[:, 0] = rows[:, OBS]
-    buf.next_observations[:, 0] = rows[:, NEXT_OBS]
-    buf.actions[:, 0, 0] = rows[:, ACTION]
-    buf.rewards[:, 0] = rows[:, REWARD]
-    buf.dones[:, 0] = 0
-    buf.full, buf.pos = True, 0
-    return lambda bs: buf.sample(bs)
-
-
-def _torchrl_sampler(rows: np.ndarray) -> Callable[[int], Any] | str:
-    try:
-        from tensordict import TensorDict
-        from torchrl.data import LazyTensorStorage, ReplayBuffer
-    except ImportError as e:
-        return f"skipped: torchrl not installed ({e.name})"
-    n = rows.shape[0]
-    t = torch.from_numpy(rows)
-    data = TensorDict({"obs": t[:, OBS], "action": t[:, ACTION].long(), "reward": t[:, REWARD],
-                       "discount": t[:, DISCOUNT], "next_obs": t[:, NEXT_OBS]}, batch_size=[n])
-    buf = ReplayBuffer(storage=LazyTensorStorage(n))
-    buf.extend(data)
-    return lambda bs: buf.sample(bs)
-
-
 def _consume(batch: Any) -> None:
-    # Touch the five fields the learner reads, whatever the buffer's batch type.
-    if isinstance(batch, ReplayBatch):
-        batch.obs, batch.action, batch.reward, batch.discount, batch.next_obs
-    elif hasattr(batch, "observations"):  # SB3 ReplayBufferSamples
-        batch.observations, batch.actions, batch.rewards, batch.dones, batch.next_observations
-    else:  # torchrl TensorDict
-        batch["obs"], batch["action"], batch["reward"], batch["discount"], batch["next_obs"]
+    # Touch the five fields the learner reads (the baselines' adapters built them already).
+    batch.obs, batch.action, batch.reward, batch.discount, batch.next_obs
 
+
+# Issue 26's targets on a GPU: (key in results["targets"], comparison, threshold).
+GPU_TARGETS = (
+    ("train128_captured_speedup_vs_host_list", ">=", 5.0),
+    ("train128_captured_speedup_vs_torchrl", ">=", 1.5),
+    ("add_batches_2000_us", "<=", 0.05),
+)
 
 # Issue 2's targets: (key in results["targets"], comparison, threshold).
 TARGETS = (
@@ -208,8 +177,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                          "staging_block_bytes": dev.writer.nbytes()}
 
     # --- sample latency ---
+    fed: dict[str, FedReplay | str] = {"sb3": sb3_replay(rows, device), "torchrl": torchrl_replay(rows, device)}
     baselines: dict[str, Callable[[int], Any] | str] = {
-        "device": dev.sample, "host_list": host.sample, "sb3": _sb3_sampler(rows), "torchrl": _torchrl_sampler(rows)}
+        "device": dev.sample, "host_list": host.sample,
+        **{k: (v if isinstance(v, str) else v.sample) for k, v in fed.items()}}
     sample: dict[str, dict[str, float] | str] = {}
     for name, fn in baselines.items():
         if isinstance(fn, str):
@@ -252,22 +223,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                  "batches_of_2000_full_store": batched}
 
     # --- train step ---
-    train: dict[str, dict[str, float]] = {}
     rss_before_train = _rss_mb()
-    for bs in BATCH_SIZES:
-        steps: dict[str, Callable[[], Any]] = {}
-        for name, replay in (("device", dev), ("host_list", host), ("fixed_batch", _FixedBatch(dev, bs))):
-            torch.manual_seed(0)
-            steps[name] = Learner(replay, num_actions=5, device=device, batch_size=bs, metrics_every=100).step
-        row = {k: v * 1e3 for k, v in _time_interleaved(steps, train_steps, device, repeats).items()}
-        del steps
-        row["device_vs_host_speedup"] = row["host_list"] / row["device"]
-        row["device_vs_floor"] = row["fixed_batch"] / row["device"]
-        train[str(bs)] = row
-    results["train_step_ms"] = train
+    cases: dict[str, Any] = {"device": dev, "host_list": host, "fixed_batch": None,
+                             **{k: v for k, v in fed.items() if not isinstance(v, str)}}
+    results["train_step_ms"] = train = _train_table(cases, device, train_steps, repeats, graph=device.type == "cuda")
+    results["train_step_skipped"] = {k: v for k, v in fed.items() if isinstance(v, str)}
+    if device.type == "cuda":
+        results["gpu"] = torch.cuda.get_device_name(device)
+        prio = PrioritizedDeviceReplay(capacity, device, block_size=2_000, seed=0)
+        prio.add(rows, priority=rng.exponential(1.0, capacity))
+        prio.flush()
+        trl = torchrl_replay(rows, device, prioritized=True)
+        pcases: dict[str, Any] = {"device": prio, **({} if isinstance(trl, str) else {"torchrl": trl})}
+        results["train_step_prioritized_ms"] = _train_table(pcases, device, train_steps, repeats, graph=True)
+        results["train_step_prioritized_skipped"] = {"torchrl": trl} if isinstance(trl, str) else {}
+        del prio, trl
 
     # --- steady state: RSS after a warm-up vs after many more steps and adds on the same replay ---
-    learner = Learner(dev, num_actions=5, device=device, batch_size=128, metrics_every=100)
+    learner = Learner(dev, num_actions=5, device=device, batch_size=128, metrics_every=100, cuda_graph=False)
     warm, more = (50, 200) if args.quick else (500, 5_000)
     for _ in range(warm):
         learner.step()
@@ -295,20 +268,71 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "train128_speedup_vs_host": train["128"]["device_vs_host_speedup"],
         "train128_vs_floor": train["128"]["device_vs_floor"],
     }
+    targets = TARGETS
+    if device.type == "cuda":
+        t128 = train["128"]
+        results["targets"]["train128_captured_speedup_vs_host_list"] = t128["host_list"] / t128["device_captured"]
+        results["targets"]["train128_captured_speedup_vs_torchrl"] = (
+            t128["torchrl"] / t128["device_captured"] if "torchrl" in t128 else None)
+        targets = GPU_TARGETS + TARGETS
+    results["target_list"] = [list(t) for t in targets]
     results["targets_met"] = {
         k: (None if results["targets"].get(k) is None else
             (results["targets"][k] >= t if op == ">=" else results["targets"][k] <= t))
-        for k, op, t in TARGETS}
+        for k, op, t in targets}
     _print_tables(results)
     return results
+
+
+def _train_table(cases: dict[str, Any], device: torch.device, train_steps: int, repeats: int,
+                 graph: bool) -> dict[str, dict[str, float]]:
+    """Train-step ms per batch size for each replay (``None``: the fixed-batch floor on ``cases["device"]``),
+    eager; with ``graph`` also ``device_captured``: the device replay's step as one CUDA graph."""
+    table: dict[str, dict[str, float]] = {}
+    for bs in BATCH_SIZES:
+        steps: dict[str, Callable[[], Any]] = {}
+        for name, replay in cases.items():
+            torch.manual_seed(0)
+            replay = _FixedBatch(cases["device"], bs) if replay is None else replay
+            steps[name] = Learner(replay, num_actions=5, device=device, batch_size=bs, metrics_every=100,
+                                  cuda_graph=False, beta_steps=100_000 if replay.prioritized else 0).step
+        if graph:
+            torch.manual_seed(0)
+            steps["device_captured"] = Learner(cases["device"], num_actions=5, device=device, batch_size=bs,
+                                               metrics_every=100, cuda_graph=True, beta_steps=100_000).step
+        row = {k: v * 1e3 for k, v in _time_interleaved(steps, train_steps, device, repeats).items()}
+        del steps
+        best = row.get("device_captured", row["device"])
+        for k in list(row):
+            if k not in ("device", "device_captured"):
+                row[f"device_vs_{k}"] = row[k] / row["device"]
+                if graph:
+                    row[f"captured_vs_{k}"] = row[k] / best
+        if "host_list" in row:  # the names the CPU tables and tests have always used
+            row["device_vs_host_speedup"] = row["host_list"] / row["device"]
+        if "fixed_batch" in row:
+            row["device_vs_floor"] = row["fixed_batch"] / row["device"]
+        table[str(bs)] = row
+    return table
 
 
 def _fmt(v: Any, spec: str = ".2f") -> str:
     return format(v, spec) if isinstance(v, (int, float)) else "-"
 
 
+def _print_train(title: str, table: dict[str, dict[str, float]]) -> None:
+    cols = [k for k in next(iter(table.values())) if "_vs_" not in k]
+    ratios = [k for k in next(iter(table.values())) if k.startswith("captured_vs_")] or \
+        [k for k in next(iter(table.values())) if k.startswith("device_vs_") and k not in ("device_vs_host_speedup", "device_vs_floor")]
+    print(f"\n{title}")
+    print(f"{'batch':>6} " + " ".join(f"{c:>15}" for c in cols) + " " + " ".join(f"{r:>22}" for r in ratios))
+    for bs, v in table.items():
+        print(f"{bs:>6} " + " ".join(f"{v[c]:>15.3f}" for c in cols) + " "
+              + " ".join(f"{v[r]:>21.2f}x" for r in ratios))
+
+
 def _print_tables(r: dict[str, Any]) -> None:
-    print(f"\nbench replay: device={r['device']} store={r['capacity']:,} rows, torch {r['torch']}, "
+    print(f"\nbench replay: device={r['device']}{' (' + r['gpu'] + ')' if 'gpu' in r else ''} store={r['capacity']:,} rows, torch {r['torch']}, "
           f"{r['threads']} threads")
     print("\nsample latency (us per batch, fields read), and how many times faster the device replay is")
     ratios = r["sample_speedup_of_device"]
@@ -328,18 +352,20 @@ def _print_tables(r: dict[str, Any]) -> None:
         print(f"{b:>6} {v:>10.3f}")
     print(f"  in-RAM list append: {a['host_list_append']:.3f} us;  2,000-row batches, full store: "
           f"{a['batches_of_2000_full_store']:.4f} us")
-    print("\ntrain step (ms)")
-    print(f"{'batch':>6} {'device':>9} {'host_list':>9} {'floor':>9} {'vs host':>8} {'vs floor':>8}")
-    for bs, v in r["train_step_ms"].items():
-        print(f"{bs:>6} {v['device']:>9.3f} {v['host_list']:>9.3f} {v['fixed_batch']:>9.3f} "
-              f"{v['device_vs_host_speedup']:>7.2f}x {v['device_vs_floor']:>7.2f}x")
+    _print_train("train step (ms per step; x: how many times faster the device replay's step is)", r["train_step_ms"])
+    for k, v in r.get("train_step_skipped", {}).items():
+        print(f"  {k}: {v}")
+    if "train_step_prioritized_ms" in r:
+        _print_train("prioritized train step (ms)", r["train_step_prioritized_ms"])
+        for k, v in r.get("train_step_prioritized_skipped", {}).items():
+            print(f"  {k}: {v}")
     m = r["memory"]
     print(f"\nmemory: store {m['device_replay_bytes'] / 1e6:.1f} MB ({m['bytes_per_row']} B/row + "
           f"{m['staging_block_bytes'] / 1e6:.2f} MB staging); RSS after warm-up {m['rss_after_warmup_mb']:.0f} MiB, "
           f"after {m['more_steps']:,} more steps and {m['more_rows_added']:,} more rows "
           f"{m['rss_after_more_steps_mb']:.0f} MiB ({m['rss_growth_mb']:+.1f} MiB)")
-    print("\ntargets (issue 2):")
-    for k, op, t in TARGETS:
+    print("\ntargets:")
+    for k, op, t in r["target_list"]:
         v, met = r["targets"].get(k), r["targets_met"].get(k)
         verdict = "skipped" if met is None else ("met" if met else "MISSED")
         print(f"  {k:<34} {_fmt(v, '.3f'):>8} (target {op} {t})  {verdict}")

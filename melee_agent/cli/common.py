@@ -12,7 +12,7 @@ from melee_agent.config import Config, load_config
 
 def add_common(p: argparse.ArgumentParser, config_default: str | None = "default") -> None:
     p.add_argument("--config", default=config_default,
-                   help="a TOML file, or the name of a shipped config: default, small, dolphin "
+                   help="a TOML file, or the name of a shipped config: default, small, gpu, dolphin "
                         "(default: %(default)s)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one config value (repeatable)")
