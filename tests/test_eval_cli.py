@@ -57,7 +57,7 @@ def test_a_model_file_is_a_policy(tmp_path):
     (["--cpu-level", "hard"], "--cpu-level must be"),
     (["--policy", "nothere.safetensors"], "model file not found"),
     (["--policy", "smart"], "unknown policy"),
-    (["--episodes", "0"], "--episodes must be positive"),
+    (["--episodes", "0"], "--episodes: must be a positive integer"),
 ])
 def test_bad_input_gets_one_clear_line(args, message):
     proc = _eval(*args)

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 import torch
+from melee_agent.cli import flags
 
 TARGET_NOOP = 1_000_000  # frames/s at B = 4,096 with noop actions
 TARGET_DQN = 200_000  # frames/s with Dueling DQN selection in the loop
@@ -24,11 +25,11 @@ CPU_ENVS, GPU_ENVS = "1,64,1024,4096", "4096,16384,65536,262144"
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--envs", default=None,
                    help=f"comma-separated batch sizes (default: {CPU_ENVS} on the CPU, {GPU_ENVS} on CUDA)")
-    p.add_argument("--seconds", type=float, default=3.0, help="measured time per loop (default: %(default)s)")
+    p.add_argument("--seconds", type=flags.positive_float, default=3.0, help="measured time per loop (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="B = 1 and 64, 0.5 s each (for tests)")
     p.add_argument("--eager", action="store_true", help="run the simulator op by op instead of compiled")
     p.add_argument("--game", default="dodge", choices=("dodge", "fight"), help="the arena's game (default: %(default)s)")
-    p.add_argument("--delay", type=int, default=0, help="input delay in frames (default: %(default)s)")
+    p.add_argument("--delay", type=flags.nonneg_int, default=0, help="input delay in frames (default: %(default)s)")
 
 
 @torch.inference_mode()

@@ -28,21 +28,22 @@ import numpy as np
 
 from melee_agent.cli.common import forward_flags
 from melee_agent.rows import ACTION, DISCOUNT, ROW_WIDTH
+from melee_agent.cli import flags
 
 TARGET_ROWS_PER_S = 100_000
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seconds", type=float, default=60.0, help="upload time (default: %(default)s)")
+    p.add_argument("--seconds", type=flags.positive_float, default=60.0, help="upload time (default: %(default)s)")
     p.add_argument("--workers", "--uploaders", dest="workers", type=int, default=8,
                    help="simulated workers uploading at once (default: %(default)s)")
-    p.add_argument("--rows", type=int, default=2000, help="rows per batch (default: %(default)s)")
+    p.add_argument("--rows", type=flags.positive_int, default=2000, help="rows per batch (default: %(default)s)")
     p.add_argument("--resend", type=float, default=0.02,
                    help="share of batches sent a second time, as after a lost answer (default: %(default)s)")
     p.add_argument("--interval", type=float, default=0.0,
                    help="seconds each worker waits between batches, jittered (default: 0, as fast as answered; "
                         "a Dolphin worker makes a 2,000-row batch about every 40 s)")
-    p.add_argument("--capacity", type=int, default=None, help="replay rows (default: 1,000,000; 50,000 with --quick)")
+    p.add_argument("--capacity", type=flags.positive_int, default=None, help="replay rows (default: 1,000,000; 50,000 with --quick)")
     p.add_argument("--quick", action="store_true", help="5 s, a 50,000-row replay (for tests)")
 
 

@@ -34,16 +34,17 @@ from melee_agent.learner import Learner
 from melee_agent.replay import DeviceReplay, HostReplay, PrioritizedDeviceReplay, ReplayBatch
 from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
 from melee_agent.state import STATE_DIM
+from melee_agent.cli import flags
 
 BATCH_SIZES = (16, 32, 64, 128, 256)
 BLOCK_SIZES = (1, 10, 100, 1_000, 2_000, 10_000)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--capacity", type=int, default=1_000_000, help="rows in the full store (default: %(default)s)")
-    p.add_argument("--train-steps", type=int, default=300, help="timed train steps per case (default: %(default)s)")
-    p.add_argument("--repeats", type=int, default=5, help="timed rounds per train-step case; the best counts (default: %(default)s)")
-    p.add_argument("--threads", type=int, default=0, help="torch intra-op threads (default: torch's choice)")
+    p.add_argument("--capacity", type=flags.positive_int, default=1_000_000, help="rows in the full store (default: %(default)s)")
+    p.add_argument("--train-steps", type=flags.positive_int, default=300, help="timed train steps per case (default: %(default)s)")
+    p.add_argument("--repeats", type=flags.positive_int, default=5, help="timed rounds per train-step case; the best counts (default: %(default)s)")
+    p.add_argument("--threads", type=flags.nonneg_int, default=0, help="torch intra-op threads (default: torch's choice)")
     p.add_argument("--quick", action="store_true", help="a small store and few repetitions (smoke test)")
     p.add_argument("--prioritized", action="store_true",
                    help="bench the prioritized replay instead: sample + update per batch size against a numpy sum "

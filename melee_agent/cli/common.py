@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from melee_agent.config import Config, load_config
+from melee_agent.cli import flags
 
 
 def add_common(p: argparse.ArgumentParser, config_default: str | None = "default") -> None:
@@ -17,7 +18,7 @@ def add_common(p: argparse.ArgumentParser, config_default: str | None = "default
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one config value (repeatable)")
     p.add_argument("--run-dir", default=None, help="folder for this run's outputs")
-    p.add_argument("--device", default="cpu", help="torch device: cpu, cuda, cuda:1 ... (default: cpu)")
+    p.add_argument("--device", default="cpu", type=flags.device, help="torch device: cpu, cuda, cuda:1 ... (default: cpu)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write machine-readable results here")
 
 

@@ -18,6 +18,7 @@ from melee_agent.evaluate import evaluate
 from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
 from melee_agent.cli.common import add_common, config_from_args
+from melee_agent.cli import flags
 
 METRICS = ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "damage_dealt", "stocks_lost",
            "stocks_taken")
@@ -29,12 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
     p.add_argument("--cpu-level", default=None,
                    help="CPU level 1-9, a comma list, or 'all' (default: the config's env.cpu_levels, else env.cpu_level)")
-    p.add_argument("--episodes", type=int, default=100, help="episodes per level (default: %(default)s)")
+    p.add_argument("--episodes", type=flags.positive_int, default=100, help="episodes per level (default: %(default)s)")
     p.add_argument("--policy", default="random",
                    help="MODEL.safetensors, or a scripted policy: noop, random, dodger (default: %(default)s)")
-    p.add_argument("--envs", type=int, default=None,
+    p.add_argument("--envs", type=flags.positive_int, default=None,
                    help="arena environments stepped together (default: min(episodes, 256))")
-    p.add_argument("--seed", type=int, default=1, help="environment seed (default: %(default)s)")
+    p.add_argument("--seed", type=flags.nonneg_int, default=1, help="environment seed (default: %(default)s)")
     p.add_argument("--plot", default=None, metavar="PNG",
                    help="with --cpu-level all: where to draw the per-level plot (default: beside --json, "
                         "else eval-levels.png)")

@@ -7,6 +7,7 @@ import logging
 import time
 
 from melee_agent.cli.common import add_common, add_unavailable, forward_flags, import_or_explain
+from melee_agent.cli import flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,10 +15,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     where = p.add_subparsers(dest="where", metavar="WHERE", required=True)
     lp = where.add_parser("local", help="N worker processes here; a worker that dies is restarted")
     add_common(lp)
-    lp.add_argument("--count", type=int, required=True, help="number of worker processes")
-    lp.add_argument("--manager", required=True, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
+    lp.add_argument("--count", type=flags.positive_int, required=True, help="number of worker processes")
+    lp.add_argument("--manager", required=True, type=flags.manager_url, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
     lp.add_argument("--env", default=None, help="arena or dolphin (default: the config's)")
-    lp.add_argument("--envs", type=int, default=None, help="arena environments per worker (default: config)")
+    lp.add_argument("--envs", type=flags.positive_int, default=None, help="arena environments per worker (default: config)")
     lp.add_argument("--spool-dir", default=None, metavar="DIR",
                     help="worker i keeps unsent batches in DIR/worker-i (default: a temporary folder per fleet)")
     lp.add_argument("--log-dir", default=None, help="write each worker's log to DIR/worker-i.log")

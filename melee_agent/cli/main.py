@@ -16,8 +16,15 @@ from melee_agent.config import ConfigError
 SUBCOMMANDS = ("train", "manager", "worker", "launch", "eval", "bench", "fidelity", "watch")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``melee-agent worker: error: argument --manager: must be ...``."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="melee-agent",
         description="Train and evaluate a Dueling DQN that plays Super Smash Bros. Melee.",
     )

@@ -8,16 +8,17 @@ from pathlib import Path
 
 from melee_agent.cli.common import add_common, config_from_args
 from melee_agent.config import default_run_dir
+from melee_agent.cli import flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("manager", help="serve the manager: experience in, training, models out")
     add_common(p)
     p.add_argument("--host", default=None, help="address to bind (default: the config's, 127.0.0.1)")
-    p.add_argument("--port", type=int, default=None, help="port (default: the config's, 8000)")
+    p.add_argument("--port", type=flags.port, default=None, help="port (default: the config's, 8000)")
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --run-dir")
     p.add_argument("--token-file", default=None, help="file holding the bearer token (else $MELEE_AGENT_TOKEN)")
-    p.add_argument("--workers", type=int, default=1,
+    p.add_argument("--workers", type=flags.positive_int, default=1,
                    help="uvicorn worker processes: must be 1, the process owns the device replay")
     p.set_defaults(func=run)
 

@@ -9,14 +9,15 @@ import argparse
 
 from melee_agent.cli.common import add_common, config_from_args
 from melee_agent.files import atomic_write_json
+from melee_agent.cli import flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train on this machine: manager + local arena workers, then evaluate")
     add_common(p)
-    p.add_argument("--minutes", type=float, default=None, help="training time budget (default: config, 15)")
-    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: config)")
-    p.add_argument("--port", type=int, default=0, help="manager port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--minutes", type=flags.positive_float, default=None, help="training time budget (default: config, 15)")
+    p.add_argument("--workers", type=flags.positive_int, default=None, help="local worker processes (default: config)")
+    p.add_argument("--port", type=flags.port_or_free, default=0, help="manager port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
     p.set_defaults(func=run)
 

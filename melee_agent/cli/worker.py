@@ -10,21 +10,22 @@ import threading
 from melee_agent.files import atomic_write_json
 from melee_agent.envs import ENVS
 from melee_agent.cli.common import add_common, config_from_args
+from melee_agent.cli import flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("worker", help="play with the current model, upload experience, fetch new models")
     add_common(p)
-    p.add_argument("--manager", required=True, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
+    p.add_argument("--manager", required=True, type=flags.manager_url, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
     p.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
-    p.add_argument("--envs", type=int, default=None, help="arena environments stepped together (default: config)")
-    p.add_argument("--worker-index", type=int, default=0, help="this worker's index i in 0..N-1 (sets epsilon_i)")
-    p.add_argument("--num-workers", type=int, default=1, help="N, the number of workers in the fleet")
-    p.add_argument("--segments", type=int, default=None, help="stop after this many segments (default: never)")
+    p.add_argument("--envs", type=flags.positive_int, default=None, help="arena environments stepped together (default: config)")
+    p.add_argument("--worker-index", type=flags.nonneg_int, default=0, help="this worker's index i in 0..N-1 (sets epsilon_i)")
+    p.add_argument("--num-workers", type=flags.positive_int, default=1, help="N, the number of workers in the fleet")
+    p.add_argument("--segments", type=flags.positive_int, default=None, help="stop after this many segments (default: never)")
     p.add_argument("--spool-dir", default=None, metavar="DIR",
                    help="keep batches here until the manager takes them; a worker restarted on the same DIR "
                         "sends what its predecessor left (default: a temporary folder)")
-    p.add_argument("--seed", type=int, default=None, help="environment seed (default: from the index and clock)")
+    p.add_argument("--seed", type=flags.nonneg_int, default=None, help="environment seed (default: from the index and clock)")
     p.set_defaults(func=run)
 
 
@@ -34,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     if args.env:
         args.set = [*args.set, f"env.env={args.env}"]
     cfg = config_from_args(args)
-    if args.envs is not None and args.envs <= 0:
-        raise ValueError(f"--envs must be positive, got {args.envs}")
+    if args.worker_index >= args.num_workers:
+        raise ValueError(f"--worker-index {args.worker_index} must be below --num-workers {args.num_workers}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the segment lines
     stop = threading.Event()
