@@ -1,4 +1,4 @@
-"""The manager's HTTP API (DESIGN.md): model download, experience upload, status.
+"""The manager's HTTP API (docs/design.md): model download, experience upload, status.
 
 ``create_app`` builds a FastAPI app whose lifespan starts the :class:`~melee_agent.manager.trainer.Trainer`
 thread and stops it cleanly (final checkpoint, TensorBoard flushed). With a token, every
@@ -113,7 +113,7 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
         except NotStored as e:
             return JSONResponse({"detail": str(e)}, status_code=503, headers={"Retry-After": "10"})
         if n is None:
-            return JSONResponse({"accepted": 0, "duplicate": True}, status_code=202)  # DESIGN.md, exactly
+            return JSONResponse({"accepted": 0, "duplicate": True}, status_code=202)  # docs/design.md, exactly
         return JSONResponse({"accepted": n, "model_version": t.model.version}, status_code=202)
 
     @app.get("/v1/status", dependencies=[Depends(authorize)])

@@ -79,7 +79,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> dic
         payload = data
     try:
         state = torch.load(io.BytesIO(payload), map_location=device, weights_only=True)
-    except Exception as e:  # a truncated or foreign file
+    except Exception as e:  # noqa: BLE001 (a truncated or foreign file raises anything)
         raise ValueError(f"checkpoint {path} does not load ({type(e).__name__}: {e})") from None
     if not isinstance(state, dict):
         raise ValueError(f"checkpoint {path} holds a {type(state).__name__}, not a state dict")

@@ -69,7 +69,7 @@ class EnvConfig:
     level_weights: list[float] = field(default_factory=list)
     # The dodging task's frame limit (a cut); a fight's clock is always Melee's 8:00 (28,800 frames).
     max_frames: int = 3_600
-    # Arena only: "dodge" (the Untouchable task) or "fight" (whole 4-stock games, DESIGN.md "Fights").
+    # Arena only: "dodge" (the Untouchable task) or "fight" (whole 4-stock games, docs/design.md "Fights").
     game: str = "dodge"
     # Arena only: frames between the agent's controller state and the game reading it (the
     # Computer Melee Championship plays at 18 and 21).

@@ -11,7 +11,7 @@ stocks lost and taken. Where the
 episodes were played against more than one CPU level (an arena with a level mix), ``per_level``
 holds the same figures for each level and ``untouched_share_worst_level`` the lowest share.
 
-Where episodes are whole games (fights: ``info.game_over``), the report adds DESIGN.md's game
+Where episodes are whole games (fights: ``info.game_over``), the report adds docs/design.md's game
 figures: ``games``, ``wins``, ``losses``, ``draws``, ``win_rate`` and stocks and damage per game
 (a game's result by :func:`melee_agent.rewards.game_result`).
 """

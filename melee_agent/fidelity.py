@@ -207,13 +207,13 @@ def read_replay(path: str | os.PathLike) -> Replay:
     try:
         console = _console_class()(path=str(path), is_dolphin=False, allow_old_version=True)
         console.connect()
-    except Exception as e:  # libmelee raises TypeError, DecoderException, ... on bad files
+    except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)
         raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None
     frames: list[Frame] = []
     while True:
         try:
             gs = console.step()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 (as above: any decoder error)
             ver = console.slp_version_tuple
             fmt = f"format {'.'.join(str(int(v)) for v in ver)}" if ver else "replay"
             raise ReplayError(f"{path}: {fmt} unreadable at frame {len(frames)}, libmelee says "

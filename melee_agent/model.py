@@ -60,7 +60,7 @@ def model_to_bytes(
     action_set: str,
     state_layout: str = STATE_LAYOUT,
 ) -> bytes:
-    """Serialize the online network's weights with the DESIGN.md metadata."""
+    """Serialize the online network's weights with the docs/design.md metadata."""
     expected = _expected_actions(action_set)
     if expected is not None and expected != model.num_actions:
         raise ValueError(f"action set {action_set!r} has {expected} actions, the network has {model.num_actions}")
@@ -93,7 +93,7 @@ def weights_digest(weights: dict[str, torch.Tensor]) -> str:
 
 def _expected_actions(action_set: str | None) -> int | None:
     # A file naming a known action set must have that many outputs; unknown names are left to callers.
-    from melee_agent.actions import ACTION_SETS
+    from melee_agent.actions import ACTION_SETS  # noqa: PLC0415 (actions imports model's neighbours)
 
     known = ACTION_SETS.get(action_set) if action_set else None
     return known.num_actions if known is not None else None
@@ -130,7 +130,7 @@ def model_from_bytes(
     try:
         weights = st_load_bytes(data)
         model.load_state_dict(weights)
-    except Exception as e:  # safetensors' own error type, or a shape mismatch from torch
+    except Exception as e:  # noqa: BLE001 (safetensors' own error type, or a shape mismatch from torch)
         raise ValueError(f"{origin}: weights do not load ({type(e).__name__}: {e})") from None
     if "weights_sha256" in meta and weights_digest(weights) != meta["weights_sha256"]:
         raise ValueError(f"{origin}: the weights do not match the file's own weights_sha256 (damaged or altered)")

@@ -27,7 +27,7 @@ from melee.enums import Action
 
 REWARDS = ("untouchable", "damage", "fight")
 MAX_FRAMES = 3_600  # one minute at 60 frames per second
-GAME_FRAMES = 28_800  # 8:00 at 60 frames per second: Melee's standard time limit (DESIGN.md "Fights")
+GAME_FRAMES = 28_800  # 8:00 at 60 frames per second: Melee's standard time limit (docs/design.md "Fights")
 STANDING = Action.STANDING.value
 
 
@@ -93,7 +93,7 @@ def game_result(agent_stock: torch.Tensor, opponent_stock: torch.Tensor, agent_p
                 opponent_percent: torch.Tensor) -> torch.Tensor:
     """How a game that has ended came out for the agent: +1 won, -1 lost, 0 a draw (``[B]`` int64).
 
-    Melee's stock rules at the end (DESIGN.md "Fights"): more stocks wins (a player with none has
+    Melee's stock rules at the end (docs/design.md "Fights"): more stocks wins (a player with none has
     lost); with equal stocks, less percent wins; equal stocks and percent is a draw.
 
     >>> t = lambda *v: torch.tensor(v, dtype=torch.float32)

@@ -1,5 +1,5 @@
 """The experience row: one transition as 57 float32, the layout workers send, the replay stores and
-the learner reads, with no conversion on the way (DESIGN.md).
+the learner reads, with no conversion on the way (docs/design.md).
 
     obs[0:27] | action[27] | reward[28] | discount[29] | next_obs[30:57]
 

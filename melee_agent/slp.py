@@ -36,13 +36,13 @@ def iter_gamestates(path: str | os.PathLike) -> Iterator[Any]:
     try:
         console = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True)
         console.connect()
-    except Exception as e:  # libmelee raises TypeError, DecoderException, ... on bad files
+    except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)
         raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None
     frame = 0
     while True:
         try:
             gamestate = console.step()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 (as above: any decoder error)
             raise ReplayError(
                 f"{path}: replay is corrupt at frame {frame} ({type(e).__name__}: {e})"
             ) from None

@@ -14,7 +14,7 @@ Example::
     >>> env: VecEnv = Arena(num_envs=2, seed=0)
     >>> obs = env.reset()
     >>> obs, reward, done, info = env.step_async(torch.tensor([0, 1]))
-    >>> info.ready.tolist(), info["frames"].tolist()   # by name, or as DESIGN.md's info["key"]
+    >>> info.ready.tolist(), info["frames"].tolist()   # by name, or as docs/design.md's info["key"]
     ([True, False], [1, 1])
 """
 
@@ -29,7 +29,7 @@ class StepInfo(NamedTuple):
     """What one step reports per environment (``[B]`` each, ``final_obs`` ``[B, 27]``).
 
     Where ``ready`` is false (``step_async`` only) the values are partial and must be ignored.
-    Fields also read as ``info["hit"]`` (DESIGN.md's spelling).
+    Fields also read as ``info["hit"]`` (docs/design.md's spelling).
     """
 
     ready: torch.Tensor  # bool: the macro (or episode) ended; the values below describe all of it

@@ -107,7 +107,7 @@ def decode_experience(data: bytes, *, action_set: str, num_actions: int, max_row
         from safetensors.numpy import load  # noqa: PLC0415
 
         tensors = load(data)
-    except Exception as e:  # safetensors' own error types
+    except Exception as e:  # noqa: BLE001 (safetensors' own error types)
         raise WireError(400, f"not a valid safetensors file ({type(e).__name__}: {e})") from None
     rows = tensors["rows"]
     if not np.isfinite(rows).all():

@@ -43,7 +43,7 @@ def test_a_ko_at_each_blast_zone_costs_one_stock_and_respawns_invulnerable(who):
     assert intangible(ps, env.T)[:, who].all()
     lost, taken = (info.stocks_lost, info.stocks_taken) if who == AGENT else (info.stocks_taken, info.stocks_lost)
     assert lost.tolist() == [1] * 4 and taken.tolist() == [0] * 4
-    # reward "fight": a stock is worth +-1 (DESIGN.md)
+    # reward "fight": a stock is worth +-1 (docs/design.md)
     assert reward.tolist() == [-1.0 if who == AGENT else 1.0] * 4
     assert not done.any() and not info.game_over.any()
     frames = info.frames[0].item()
@@ -110,7 +110,7 @@ def test_input_delay_reaches_the_game_that_many_frames_later(delay):
         env.state = with_player(env.state, CPU, position_x=80.0)
         env.state = with_player(env.state, AGENT, position_x=-80.0)
         seen = []
-        env.on_frame = lambda s: seen.append(s.players.action[0, AGENT].item())
+        env.on_frame = lambda s, seen=seen: seen.append(s.players.action[0, AGENT].item())
         env.step(torch.tensor([1]))  # spot dodge: 22 frames
         while len(seen) < delay + 5:
             noop(env)

@@ -32,7 +32,7 @@ def _check_info(info: StepInfo, B: int) -> None:
     assert isinstance(info, StepInfo)
     assert {k: getattr(info, k).dtype for k in info._fields} == DTYPES
     assert all(getattr(info, k).shape[0] == B for k in info._fields)
-    assert info["hit"] is info.hit  # DESIGN.md's info["key"] spelling reads the same field
+    assert info["hit"] is info.hit  # docs/design.md's info["key"] spelling reads the same field
     with pytest.raises(KeyError):
         info["no_such_field"]
 
@@ -92,6 +92,6 @@ def test_shipped_configs_load_from_any_folder_and_round_trip_as_toml(tmp_path, m
     assert cfg.name == "small" and cfg.replay.capacity == 20_000
     (tmp_path / "resolved.toml").write_text(config_to_toml(cfg))
     assert load_config("resolved.toml") == cfg
-    with pytest.raises(ConfigError, match="shipped configs: default, dolphin, small"):
+    with pytest.raises(ConfigError, match="shipped configs: default, dolphin, gpu, small"):
         load_config("nosuchconfig")
     assert os.getcwd() == str(tmp_path)

@@ -1,4 +1,4 @@
-"""`melee-agent eval`: the report, the JSON keys from DESIGN.md, the per-level plot, clear errors."""
+"""`melee-agent eval`: the report, the JSON keys from docs/design.md, the per-level plot, clear errors."""
 
 from __future__ import annotations
 

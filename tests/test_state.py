@@ -20,7 +20,7 @@ def games() -> dict:
 
 
 def expected_player(p) -> list[float]:
-    """The DESIGN.md formulas written out independently of the STATE_FIELDS table."""
+    """The docs/design.md formulas written out independently of the STATE_FIELDS table."""
     clip = lambda v: min(max(v, 0.0), 1.0)  # noqa: E731
     sx = p.speed_ground_x_self if p.on_ground else p.speed_air_x_self
     return [clip((p.position.x + 300) / 600), clip((p.position.y + 200) / 500), clip((sx + 20) / 40),

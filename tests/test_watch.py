@@ -13,7 +13,6 @@ from PIL import Image, ImageSequence
 
 from melee_agent import video as video_module
 from melee_agent import watch as watch_module
-from melee_agent.arena import Arena
 from melee_agent.arena import data as d
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, with_player
 from melee_agent.arena.sim import LOCKED, NO_MOVE

@@ -146,7 +146,7 @@ class SegmentPlayer:
         for b in range(r["ready"].shape[1]):
             t = r["ready"][:, b].nonzero().view(-1)
             if t.numel():
-                pick = lambda x: x[t, b].unsqueeze(1)  # noqa: E731
+                pick = lambda x, t=t, b=b: x[t, b].unsqueeze(1)  # noqa: E731
                 out.append(nstep_rows(pick(r["obs"]), pick(r["act"]), pick(r["rew"]), pick(r["nxt"]),
                                       pick(r["done"]), pick(r["term"]), self.n_step, self.gamma))
         return torch.cat(out)

@@ -2,7 +2,7 @@
 
 ``dodge`` is the Untouchable paper's task: an episode lasts until the agent is hit (with the
 ``untouchable`` reward) or one minute passes (a cut). ``fight`` is a whole game of Melee's
-standard rules (DESIGN.md "Fights"): 4 stocks each and an 8:00 clock; the episode is the game,
+standard rules (docs/design.md "Fights"): 4 stocks each and an 8:00 clock; the episode is the game,
 terminal when a player has no stock left or when time runs out (see
 :func:`melee_agent.rewards.game_result` for who won).
 

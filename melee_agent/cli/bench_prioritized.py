@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if isinstance(fn, str):
             sample_update[name] = fn
             continue
-        sample_update[name] = {str(bs): _time_per_call(lambda: fn(bs), calls, device, repeats) * 1e6
+        sample_update[name] = {str(bs): _time_per_call(lambda fn=fn, bs=bs: fn(bs), calls, device, repeats) * 1e6
                                for bs in BATCH_SIZES}
     speedup = {k: {bs: v[bs] / sample_update["device_block_tree"][bs] for bs in v}
                for k, v in sample_update.items() if k != "device_block_tree" and isinstance(v, dict)}

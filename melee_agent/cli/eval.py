@@ -63,7 +63,7 @@ def parse_levels(text: str | None, default: tuple[int, ...]) -> list[int]:
 
 def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: int, envs: int | None = None,
                     device: str = "cpu", seed: int = 1, progress: bool = True) -> list[dict[str, Any]]:
-    """Evaluate one policy at each level; returns one result dict per level (DESIGN.md keys).
+    """Evaluate one policy at each level; returns one result dict per level (docs/design.md keys).
 
     On the arena, several levels play side by side in one spread arena (environment ``i`` plays
     ``levels[i % K]``, one episode each; ``envs`` is ignored); Dolphin plays them one after another.

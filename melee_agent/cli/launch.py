@@ -42,7 +42,7 @@ def worker_flags(args: argparse.Namespace) -> list[str]:
 
 
 def run_local(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from pathlib import Path  # noqa: PLC0415
 
     from melee_agent.workers.launch_local import LocalFleet  # noqa: PLC0415
 

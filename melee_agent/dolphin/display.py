@@ -51,7 +51,7 @@ class VirtualDisplay:
 
     def start(self) -> str:
         read_fd, write_fd = os.pipe()
-        err = tempfile.TemporaryFile()
+        err = tempfile.TemporaryFile()  # noqa: SIM115 (kept open for the child process's stderr)
         try:
             self.process = subprocess.Popen([self.xvfb, "-displayfd", str(write_fd), *XVFB_ARGS], pass_fds=(write_fd,),
                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)

@@ -42,7 +42,7 @@ def scene_console_class() -> type:
 
             # Console.step calls its private menu parser as self.__handle_slippstream_menu_event, which
             # Python spells _Console__handle_slippstream_menu_event: this override sees every menu event.
-            def _Console__handle_slippstream_menu_event(self, event_bytes: bytes, gamestate: Any) -> Any:
+            def _Console__handle_slippstream_menu_event(self, event_bytes: bytes, gamestate: Any) -> Any:  # noqa: N802
                 self.scene = int.from_bytes(bytes(event_bytes[1:3]), "big")
                 return super()._Console__handle_slippstream_menu_event(event_bytes, gamestate)
 
