@@ -85,7 +85,9 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
     @app.get("/v1/model", dependencies=[Depends(authorize)])
     def model(request: Request) -> Response:
         m = trainer().model
-        headers = {"ETag": m.etag, "X-Model-Version": str(m.version), "X-Model-Sha256": m.sha256}
+        # The manager's replay decides what workers send, whatever config they were started with.
+        headers = {"ETag": m.etag, "X-Model-Version": str(m.version), "X-Model-Sha256": m.sha256,
+                   "X-Send-Priorities": "1" if trainer().replay.prioritized else "0"}
         if request.headers.get("if-none-match") == m.etag:
             return Response(status_code=304, headers=headers)
         return Response(m.data, media_type="application/octet-stream", headers=headers)
@@ -94,7 +96,8 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
     def model_meta() -> dict[str, Any]:
         m = trainer().model
         return {"version": m.version, "train_step": m.train_step, "sha256": m.sha256,
-                "action_set": cfg.env.action_set, "state_layout": STATE_LAYOUT}
+                "action_set": cfg.env.action_set, "state_layout": STATE_LAYOUT,
+                "send_priorities": bool(trainer().replay.prioritized)}
 
     @app.post("/v1/experience", status_code=202, dependencies=[Depends(authorize)])
     async def experience(request: Request) -> Response:

@@ -156,3 +156,18 @@ def test_resume_without_checkpoint_fails_clearly(tmp_path):
 
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         Trainer(load_config("small"), tmp_path, resume=True)
+
+
+@pytest.mark.parametrize("prioritized", [True, False])
+def test_the_manager_tells_workers_whether_to_send_priorities(tmp_path, prioritized):
+    # A worker started with the opposite replay setting follows what the manager's replay takes.
+    from melee_agent.workers.worker import Worker, WorkerSettings
+
+    with serving(tmp_path / "run", replay__prioritized=str(prioritized).lower()) as url:
+        meta = ManagerClient(url).meta()
+        assert meta["send_priorities"] is prioritized
+        cfg = load_config("small", [f"replay.prioritized={str(not prioritized).lower()}"])
+        worker = Worker(cfg, WorkerSettings(manager=url, spool_dir=tmp_path / "spool"))
+        assert worker.send_priorities is (not prioritized)
+        assert worker.fetch_model()
+        assert worker.send_priorities is prioritized

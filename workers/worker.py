@@ -4,7 +4,7 @@ One loop, as in the paper and Ape-X: the model is fixed for a whole segment (def
 of game time per environment), then the newest one is fetched (a 304 when nothing changed).
 Rows go up in batches of ``worker.upload_rows``; the segment's episode statistics ride on the
 last batch so the manager counts each episode once. Where the run's replay is prioritized
-(``replay.prioritized``), each batch carries the rows' initial priorities, their absolute TD
+(the manager says so with every model: ``X-Send-Priorities``), each batch carries the rows' initial priorities, their absolute TD
 errors under the worker's model (:mod:`~melee_agent.workers.priorities`).
 
 Nothing is lost to a manager that is away: every batch goes through the on-disk
@@ -86,6 +86,9 @@ class Worker:
         self.backoff = Backoff(base=0.5, cap=cfg.worker.backoff_max_s)
         self.epsilon = ape_x_epsilon(settings.index, settings.count, cfg.worker.epsilon_base, cfg.worker.epsilon_alpha)
         self.model: Any = None
+        # Whether batches carry initial priorities: the manager says so with each model (its replay
+        # decides); the worker's own config only until the first answer.
+        self.send_priorities = bool(cfg.replay.prioritized)
         self.version = -1
         self.etag: str | None = None
         self.rows_made = 0
@@ -116,6 +119,9 @@ class Worker:
             self.backoff.failed(retry_after=e.retry_after)
             log.warning("model check failed (%s); playing on with model v%d", e, self.version)
             return False
+        said = {k.lower(): v for k, v in headers.items()}.get("x-send-priorities")
+        if said in ("0", "1"):
+            self.send_priorities = said == "1"
         if data is None:
             return False
         try:
@@ -133,7 +139,7 @@ class Worker:
         """Spool the rows as batches (numbered in order), then send what the manager will take now."""
         arr = rows.detach().to("cpu").numpy()
         # One forward pass for the whole segment's rows (Ape-X: actors rank their own experience).
-        priority = td_priorities(self.model, rows).cpu().numpy() if self.cfg.replay.prioritized else None
+        priority = td_priorities(self.model, rows).cpu().numpy() if self.send_priorities else None
         step = self.cfg.worker.upload_rows
         for start in range(0, arr.shape[0], step):
             last = start + step >= arr.shape[0]
