@@ -1,0 +1,231 @@
+"""`melee-agent bench learn`: this project's `train` raced against Stable-Baselines3's DQN.
+
+The race a user would run before picking this project, on the dodging task (levels 1-9 mixed),
+``--runs`` runs of each, one after the other on the same machine (never side by side, which would
+split its cores):
+
+* **melee-agent**: ``melee-agent train`` with the shipped ``default`` config for ``--minutes``
+  (its own periodic checks, every ``train.eval_every_minutes``).
+* **SB3 DQN**: ``stable_baselines3.DQN`` with its documented defaults (learning rate 1e-4, a
+  1,000,000-transition buffer, batch 32, train every 4 steps, target every 10,000, epsilon from
+  1 to 0.05 over the first 10% of training) and a network of the same size (27 -> 128 -> 512 ->
+  actions, plain rather than dueling), on the Gymnasium arena vectorized as SB3 expects
+  (:class:`Sb3ArenaVecEnv`: one arena of ``--sb3-envs`` games), with the same torch threads.
+  Its clock is paused while it is evaluated, so both sides train for the same wall time.
+
+Both are checked on the same evaluation (10 episodes at each level, every ``--eval-every``
+minutes) and their last models scored at the end over ``--final-episodes`` per level. Reported:
+minutes until a check reached 95% untouched at every level (None: never), every check, the final
+per-level table, and the ratio of the times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from melee_agent.cli import flags
+
+TARGET = 0.95
+LEVELS = tuple(range(1, 10))
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--minutes", type=flags.positive_float, default=15.0, help="training time per run (default: %(default)s)")
+    p.add_argument("--runs", type=flags.positive_int, default=2, help="runs of each (default: %(default)s)")
+    p.add_argument("--eval-every", type=flags.positive_float, default=2.5,
+                   help="minutes between periodic checks (default: %(default)s)")
+    p.add_argument("--final-episodes", type=flags.positive_int, default=100,
+                   help="episodes per level in the final score (default: %(default)s)")
+    p.add_argument("--sb3-envs", type=flags.positive_int, default=16,
+                   help="arena games SB3's DQN steps together (default: %(default)s)")
+    p.add_argument("--only", choices=("melee-agent", "sb3"), default=None, help="race one side only")
+    p.add_argument("--quick", action="store_true", help="tiny runs (smoke test): 0.3 minutes, 1 run, few episodes")
+
+
+def first_at_target(curve: list[dict[str, Any]]) -> float | None:
+    """Minutes of the first check whose worst level reached the target (None: none did)."""
+    for point in curve:
+        if point["untouched_share_worst_level"] >= TARGET:
+            return float(point["minutes"])
+    return None
+
+
+class Sb3ArenaVecEnv:
+    """The arena as an SB3 ``VecEnv`` (one arena of ``num_envs`` games, SB3's reset conventions:
+    ``dones`` and ``infos[i]["terminal_observation"]``, ``TimeLimit.truncated`` for a cut)."""
+
+    def __init__(self, num_envs: int, seed: int, cpu_level: Any = LEVELS):
+        from stable_baselines3.common.vec_env import VecEnv  # noqa: PLC0415
+
+        from melee_agent.gym import ArenaVectorEnv  # noqa: PLC0415
+
+        class _Env(VecEnv):
+            def __init__(self) -> None:
+                self.venv = ArenaVectorEnv(num_envs, cpu_level=cpu_level)
+                self.seed_value = seed
+                super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+                self._actions: np.ndarray | None = None
+
+            def reset(self) -> np.ndarray:
+                obs, _ = self.venv.reset(seed=self.seed_value)
+                return obs
+
+            def step_async(self, actions: np.ndarray) -> None:
+                self._actions = np.asarray(actions).reshape(-1)
+
+            def step_wait(self) -> Any:
+                obs, reward, terminated, truncated, info = self.venv.step(self._actions)
+                done = terminated | truncated
+                infos = [{} for _ in range(num_envs)]
+                for i in np.flatnonzero(done):
+                    infos[i] = {"terminal_observation": info["final_obs"][i], "TimeLimit.truncated": bool(truncated[i])}
+                return obs, reward.astype(np.float32), done, infos
+
+            def close(self) -> None:
+                pass
+
+            def get_attr(self, name: str, indices: Any = None) -> list[Any]:
+                return [getattr(self.venv, name)] * len(self._idx(indices))
+
+            def set_attr(self, name: str, value: Any, indices: Any = None) -> None:
+                setattr(self.venv, name, value)
+
+            def env_method(self, name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+                return [getattr(self.venv, name)(*args, **kwargs)] * len(self._idx(indices))
+
+            def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
+                return [False] * len(self._idx(indices))
+
+            def _idx(self, indices: Any) -> list[int]:
+                return list(range(num_envs)) if indices is None else list(np.atleast_1d(indices))
+
+        self.env = _Env()
+
+
+def _deadline(when: float) -> Any:
+    from stable_baselines3.common.callbacks import BaseCallback  # noqa: PLC0415
+
+    class Deadline(BaseCallback):
+        def _on_step(self) -> bool:
+            return time.monotonic() < when
+    return Deadline()
+
+
+def _evaluate_q(q_net: Any, episodes_per_level: int, seed: int) -> dict[str, Any]:
+    from melee_agent.config import load_config  # noqa: PLC0415
+    from melee_agent.envs import make_eval_env  # noqa: PLC0415
+    from melee_agent.evaluate import evaluate  # noqa: PLC0415
+
+    cfg = load_config("default")
+    env, episodes = make_eval_env(cfg, episodes_per_level * len(LEVELS), LEVELS, seed=seed, max_envs=200)
+
+    @torch.inference_mode()
+    def pi(obs: torch.Tensor) -> torch.Tensor:
+        return q_net(obs).argmax(1)
+    return evaluate(env, pi, episodes, progress=False)
+
+
+def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, seed: int,
+             check_episodes: int = 10) -> dict[str, Any]:
+    """SB3's DQN for ``minutes`` of training wall time (its checks not counted)."""
+    from stable_baselines3 import DQN  # noqa: PLC0415
+    from stable_baselines3.common.callbacks import BaseCallback  # noqa: PLC0415
+
+    venv = Sb3ArenaVecEnv(envs, seed).env
+    kwargs = {"policy_kwargs": {"net_arch": [128, 512]}, "seed": seed, "device": "cpu", "verbose": 0}
+    # SB3's exploration schedule runs over `total_timesteps`: give it the steps this machine makes
+    # in `minutes` (measured on a throwaway model first), as a user sizing a run would.
+    probe = DQN("MlpPolicy", venv, **kwargs)
+    t0, calib = time.monotonic(), max(5.0, min(30.0, minutes * 6))
+    probe.learn(total_timesteps=10**9, callback=_deadline(t0 + calib))
+    total = max(1_000, int(probe.num_timesteps / (time.monotonic() - t0) * minutes * 60))
+    del probe
+    model = DQN("MlpPolicy", venv, **kwargs)
+    curve: list[dict[str, Any]] = []
+
+    class Clock(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.trained = 0.0  # seconds of training so far
+            self.mark = time.monotonic()
+            self.next_check = eval_every * 60
+
+        def _on_step(self) -> bool:
+            now = time.monotonic()
+            self.trained += now - self.mark
+            self.mark = now
+            if self.trained >= self.next_check or self.trained >= minutes * 60:
+                r = _evaluate_q(model.q_net, check_episodes, seed=12_345)
+                curve.append({"minutes": round(self.trained / 60, 2), "steps": int(self.num_timesteps),
+                              "untouched_share": r["untouched_share"],
+                              "untouched_share_worst_level": r["untouched_share_worst_level"],
+                              "per_level": {k: v["untouched_share"] for k, v in r["per_level"].items()}})
+                self.next_check += eval_every * 60
+                self.mark = time.monotonic()  # the check's time is not training time
+            return self.trained < minutes * 60
+
+    model.learn(total_timesteps=total, callback=Clock())
+    final = _evaluate_q(model.q_net, final_episodes, seed=777)
+    return {"curve": curve, "minutes_to_target": first_at_target(curve), "steps": int(model.num_timesteps),
+            "total_timesteps_planned": total,
+            "final_per_level": {k: v["untouched_share"] for k, v in final["per_level"].items()},
+            "final_worst_level": final["untouched_share_worst_level"]}
+
+
+def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: Path) -> dict[str, Any]:
+    from melee_agent.config import load_config  # noqa: PLC0415
+    from melee_agent.training import TrainingRun  # noqa: PLC0415
+
+    cfg = load_config("default", [f"train.eval_every_minutes={eval_every}", f"train.eval_episodes={final_episodes}"])
+    r = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, progress=False).run()
+    curve = [{"minutes": p["minutes"], "steps": p.get("train_step"), "untouched_share": p["untouched_share"],
+              "untouched_share_worst_level": p["untouched_share_worst_level"],
+              "per_level": {k: v["untouched_share"] for k, v in p.get("per_level", {}).items()}} for p in r["curve"]]
+    return {"curve": curve, "minutes_to_target": first_at_target(curve[1:]),  # the first point is the untrained net
+            "final_per_level": {k: v["untouched_share"] for k, v in r["per_level"].items()},
+            "final_worst_level": r["untouched_share_worst_level"], "run_dir": str(run_dir)}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    minutes, runs, eval_every, final = args.minutes, args.runs, args.eval_every, args.final_episodes
+    if args.quick:
+        minutes, runs, eval_every, final = 0.3, 1, 0.15, 2
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    sides = [args.only] if args.only else ["melee-agent", "sb3"]
+    results: dict[str, Any] = {"minutes": minutes, "runs": runs, "eval_every_minutes": eval_every,
+                               "target": TARGET, "threads": torch.get_num_threads(), "torch": torch.__version__}
+    root = Path(args.run_dir) if args.run_dir else Path(tempfile.mkdtemp(prefix="bench-learn-"))
+    for side in sides:
+        out = []
+        for i in range(runs):
+            print(f"bench learn: {side} run {i + 1} of {runs} ({minutes} minutes) ...", flush=True)
+            if side == "sb3":
+                out.append(race_sb3(minutes, eval_every, args.sb3_envs, final, seed=i))
+            else:
+                out.append(race_ours(minutes, eval_every, final, root / f"melee-agent-{i}"))
+        results[side] = out
+    _print(results, sides)
+    return results
+
+
+def _print(r: dict[str, Any], sides: list[str]) -> None:
+    print(f"\nbench learn: minutes until a periodic check reached {TARGET:.0%} untouched at every level 1-9 "
+          f"({r['minutes']} minutes per run, {r['threads']} threads)")
+    for side in sides:
+        for i, run in enumerate(r[side]):
+            t = run["minutes_to_target"]
+            checks = "; ".join(f"{p['minutes']:.1f}: {p['untouched_share']:.0%}/{p['untouched_share_worst_level']:.0%}"
+                               for p in run["curve"])
+            print(f"  {side} run {i + 1}: {'never' if t is None else f'{t:.1f} min'}   final worst level "
+                  f"{run['final_worst_level']:.0%}   checks (min: mix/worst) {checks}")
+    if len(sides) == 2:
+        ours = [x["minutes_to_target"] for x in r["melee-agent"]]
+        theirs = [x["minutes_to_target"] for x in r["sb3"]]
+        print(f"  melee-agent {ours} vs SB3 {theirs} minutes (None: not within {r['minutes']} minutes)")

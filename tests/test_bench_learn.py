@@ -1,0 +1,36 @@
+"""`bench learn`'s parts: the arena as SB3's VecEnv, and reading minutes-to-target off a curve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from melee_agent.cli.bench_learn import Sb3ArenaVecEnv, first_at_target
+
+
+def test_first_at_target_reads_the_worst_level() -> None:
+    curve = [{"minutes": 2.5, "untouched_share_worst_level": 0.9}, {"minutes": 5.0, "untouched_share_worst_level": 0.95},
+             {"minutes": 7.5, "untouched_share_worst_level": 1.0}]
+    assert first_at_target(curve) == 5.0
+    assert first_at_target(curve[:1]) is None
+
+
+def test_the_arena_as_an_sb3_vecenv_reports_ends_as_sb3_expects() -> None:
+    pytest.importorskip("stable_baselines3", reason="stable-baselines3 is in the test extra: pip install -e .[test]")
+    from stable_baselines3 import DQN
+
+    venv = Sb3ArenaVecEnv(4, seed=0, cpu_level=9).env
+    obs = venv.reset()
+    assert obs.shape == (4, 27) and obs.dtype == np.float32
+    ended = 0
+    for _ in range(300):  # noop at level 9: hit within seconds
+        venv.step_async(np.zeros(4, np.int64))
+        obs, reward, done, infos = venv.step_wait()
+        for i in np.flatnonzero(done):
+            ended += 1
+            assert infos[i]["terminal_observation"].shape == (27,)
+            assert not np.array_equal(infos[i]["terminal_observation"], obs[i])  # obs is the next episode's
+    assert ended > 0
+    model = DQN("MlpPolicy", venv, learning_starts=100, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
+    model.learn(total_timesteps=400)
+    assert model.num_timesteps >= 400
