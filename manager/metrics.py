@@ -12,7 +12,10 @@ from __future__ import annotations
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from melee_agent.learner import LearnerMetrics
 
 
 #: Running counters workers send in their segment statistics, shown as totals under ``workers/``.
@@ -58,11 +61,10 @@ class Board:
             self.writer.flush()
             self._last_flush = time.monotonic()
 
-    def learner(self, m: dict[str, Any], step: int) -> None:
-        self.scalars({"loss/td": m["loss"], "loss/grad_norm": m["grad_norm"], "q/mean": m["q_mean"],
-                      "q/td_abs": m["td_abs"]}, step)
-        # A prioritized replay's figures: replay/priority_mean, priority_max, weight_min, beta.
-        self.scalars({f"replay/{k[7:]}": v for k, v in m.items() if k.startswith("replay_")}, step)
+    def learner(self, m: LearnerMetrics, step: int) -> None:
+        self.scalars({"loss/td": m.loss, "loss/grad_norm": m.grad_norm, "q/mean": m.q_mean, "q/td_abs": m.td_abs}, step)
+        if m.replay is not None:  # a prioritized replay's figures: replay/priority_mean, priority_max, weight_min, beta
+            self.scalars({f"replay/{k}": v for k, v in m.replay._asdict().items()}, step)
 
     def episodes(self, stats: dict[str, Any], step: int) -> None:
         n = int(stats.get("episodes", 0) or 0)

@@ -25,27 +25,38 @@ Example::
     >>> rows = np.zeros((200, ROW_WIDTH), np.float32); rows[:, :27] = np.random.rand(200, 27)
     >>> replay.add(rows)
     >>> learner = Learner(replay, num_actions=5, batch_size=32, metrics_every=1)
-    >>> sorted(learner.step())
-    ['grad_norm', 'loss', 'q_mean', 'td_abs', 'train_steps']
+    >>> learner.step()._fields
+    ('loss', 'q_mean', 'td_abs', 'grad_norm', 'train_steps', 'replay')
 """
 
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
 
 from melee_agent.config import LearnerConfig
 from melee_agent.model import DuelingDQN
-from melee_agent.replay import Replay, ReplayBatch, annealed_beta
+from melee_agent.replay import Replay, ReplayBatch, ReplayStats, annealed_beta
 from melee_agent.state import STATE_DIM
 
 if TYPE_CHECKING:
     from melee_agent.captured_step import CapturedStep
 
 METRIC_NAMES = ("loss", "q_mean", "td_abs", "grad_norm")
+
+
+class LearnerMetrics(NamedTuple):
+    """Averages over the steps since the last read (TensorBoard ``loss/``, ``q/``, ``replay/``)."""
+
+    loss: float  # the weighted Huber loss
+    q_mean: float  # mean Q(s, a) of the sampled actions
+    td_abs: float  # mean |Q(s, a) - y|
+    grad_norm: float  # the gradient norm before clipping
+    train_steps: int  # steps taken so far
+    replay: ReplayStats | None = None  # a prioritized replay's figures
 
 
 def _adam(params: Any, lr: float, capturable: bool = False) -> torch.optim.Adam:
@@ -82,8 +93,8 @@ class Learner:
         >>> from melee_agent.replay import DeviceReplay, ROW_WIDTH
         >>> replay = DeviceReplay(100, block_size=50); replay.add(np.zeros((100, ROW_WIDTH), np.float32))
         >>> learner = Learner(replay, num_actions=5, batch_size=16, metrics_every=2)
-        >>> learner.step() is None, sorted(learner.step())[:2], learner.train_steps
-        (True, ['grad_norm', 'loss'], 2)
+        >>> learner.step() is None, learner.step().train_steps, learner.train_steps
+        (True, 2, 2)
     """
 
     def __init__(
@@ -122,7 +133,7 @@ class Learner:
         self._graph: CapturedStep | None = None  # made at the first step (it needs rows to sample)
         self.train_steps = 0
         self.beta_steps = beta_steps
-        self._beta0 = float(getattr(replay, "beta", 1.0))
+        self._beta0 = float(replay.beta)
         self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
         self._acc_steps = 0
 
@@ -137,7 +148,7 @@ class Learner:
         """The prioritized replay's importance exponent for train step ``step`` (annealed)."""
         return annealed_beta(self._beta0, self.beta_steps, step) if self.beta_steps > 0 else self._beta0
 
-    def step(self, batch: ReplayBatch | None = None) -> dict[str, float] | None:
+    def step(self, batch: ReplayBatch | None = None) -> LearnerMetrics | None:
         """One train step on a sampled batch; returns averaged metrics every ``metrics_every`` steps.
 
         A batch given here is always trained eagerly (a captured graph samples for itself).
@@ -176,7 +187,7 @@ class Learner:
         with torch.no_grad():
             self._acc += torch.stack((loss.detach(), q.detach().mean(), td.detach().abs().mean(), grad_norm))
 
-    def _after_update(self) -> dict[str, float] | None:
+    def _after_update(self) -> LearnerMetrics | None:
         self.train_steps += 1
         if self.train_steps % self.target_sync == 0:
             self.sync_target()
@@ -185,19 +196,18 @@ class Learner:
             return self.read_metrics()
         return None
 
-    def read_metrics(self) -> dict[str, float]:
+    def read_metrics(self) -> LearnerMetrics:
         """Average the accumulated metrics (one host read) and reset the accumulator."""
         n = max(self._acc_steps, 1)
-        values = (self._acc / n).tolist()
+        loss, q_mean, td_abs, grad_norm = (self._acc / n).tolist()
         self._acc.zero_()
         self._acc_steps = 0
-        out = dict(zip(METRIC_NAMES, values))
-        out["train_steps"] = float(self.train_steps)
+        stats = None
         if self.replay.prioritized:
             if self.captured:  # the graph anneals beta on the device; the host value is for stats()
                 self.replay.beta = self.beta_at(max(self.train_steps - 1, 0))
-            out.update({f"replay_{k}": v for k, v in self.replay.stats().items()})
-        return out
+            stats = self.replay.stats()
+        return LearnerMetrics(loss, q_mean, td_abs, grad_norm, self.train_steps, stats)
 
     def sync_target(self) -> None:
         if self._graph is not None:

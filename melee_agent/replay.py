@@ -15,7 +15,8 @@ The device replay is split the TorchRL way into three small parts, each testable
 :class:`DeviceReplay` composes them; :class:`PrioritizedDeviceReplay` swaps the sampler for a
 device-resident float64 two-level sum tree (:class:`BlockSumTree`; ``P(i) = p_i^alpha / sum_k
 p_k^alpha``, importance weight ``w_i = (N P(i))^-beta / max_j w_j`` over the batch);
-:class:`HostReplay` is the paper's in-RAM baseline.
+the paper's in-RAM baseline, ``HostReplay``, lives beside the benchmark that uses it
+(:mod:`melee_agent.cli.bench_fed`).
 
 Example::
 
@@ -31,16 +32,15 @@ Example::
 
 from __future__ import annotations
 
-import random
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 
 from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
 
-__all__ = ["ROW_WIDTH", "Replay", "ReplayBatch", "DeviceStorage", "StagingWriter", "UniformSampler", "DeviceReplay",
-           "BlockSumTree", "PrioritizedDeviceReplay", "HostReplay", "annealed_beta"]
+__all__ = ["ROW_WIDTH", "Replay", "ReplayBatch", "ReplayStats", "DeviceStorage", "StagingWriter", "UniformSampler",
+           "DeviceReplay", "BlockSumTree", "PrioritizedDeviceReplay", "annealed_beta"]
 
 
 class ReplayBatch:
@@ -83,6 +83,15 @@ class ReplayBatch:
         return self.rows[:, NEXT_OBS]
 
 
+class ReplayStats(NamedTuple):
+    """A prioritized replay's ``replay/`` figures (see :meth:`PrioritizedDeviceReplay.stats`)."""
+
+    priority_mean: float
+    priority_max: float
+    weight_min: float
+    beta: float
+
+
 @runtime_checkable
 class Replay(Protocol):
     """What the learner and the manager need of a replay (device, prioritized or in-RAM alike).
@@ -95,6 +104,7 @@ class Replay(Protocol):
     device: torch.device
     capacity: int
     prioritized: bool
+    beta: float  # the importance-weight exponent (the learner anneals it; 1.0 and unused when uniform)
 
     def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None: ...
 
@@ -109,13 +119,17 @@ class Replay(Protocol):
 
     def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None: ...
 
+    def stats(self) -> ReplayStats | None:
+        """The prioritized replay's figures; ``None`` for a uniform one."""
+        ...
+
 
 def _no_priorities(replay: Any) -> None:
     raise TypeError(f"{type(replay).__name__} samples uniformly and keeps no priorities "
                     "(use PrioritizedDeviceReplay: replay.prioritized = true)")
 
 
-def _check_rows(rows: Any) -> np.ndarray | torch.Tensor:
+def check_rows(rows: Any) -> np.ndarray | torch.Tensor:
     if rows.ndim != 2 or rows.shape[1] != ROW_WIDTH:
         raise ValueError(f"rows must be [n, {ROW_WIDTH}], got {list(rows.shape)}")
     return rows
@@ -195,7 +209,7 @@ class StagingWriter:
             self.flush()
 
     def add(self, rows: np.ndarray | torch.Tensor) -> None:
-        rows = _check_rows(rows)
+        rows = check_rows(rows)
         n, i = rows.shape[0], 0
         if self.staged == 0 and n >= self.block_size:
             # Whole blocks skip the staging copy: one transfer straight into the storage.
@@ -295,6 +309,7 @@ class DeviceReplay:
         self.block_size = self.writer.block_size
 
     prioritized = False
+    beta = 1.0  # uniform: every importance weight is 1
 
     def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None:
         """Stage rows for the device (``priority`` is ignored: sampling is uniform)."""
@@ -331,6 +346,9 @@ class DeviceReplay:
 
     def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
         _no_priorities(self)
+
+    def stats(self) -> ReplayStats | None:
+        return None
 
     def nbytes(self) -> int:
         """Bytes held: the storage plus the staging block(s)."""
@@ -509,62 +527,19 @@ class PrioritizedDeviceReplay(DeviceReplay):
                                                               dtype=torch.float64) / batch_size
         return s
 
-    def stats(self) -> dict[str, float]:
+    def stats(self) -> ReplayStats:
         """``replay/`` figures for TensorBoard (one host read each): ``priority_mean``, the stored
         priorities' power mean ``(sum_i p_i^alpha / N)^(1/alpha)`` (what the tree holds, so it costs
         nothing to read), the largest priority seen, the smallest importance weight of the last
         batch sampled, and beta."""
         n = max(len(self), 1)
         w = self._last_weight
-        return {"priority_mean": float((self.tree.total() / n) ** (1.0 / self.alpha)),
-                "priority_max": self.max_priority, "weight_min": 1.0 if w is None else float(w.min()),
-                "beta": float(self.beta)}
+        return ReplayStats(priority_mean=float((self.tree.total() / n) ** (1.0 / self.alpha)),
+                           priority_max=self.max_priority, weight_min=1.0 if w is None else float(w.min()),
+                           beta=float(self.beta))
 
     def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
         """Set new priorities (e.g. ``|TD error|``) for sampled rows; stays on the device."""
         p = priority.detach().to(self.device, torch.float64)
         self.tree.set(idx.to(self.device), (p + self.eps) ** self.alpha)
         torch.maximum(self._max_priority, p.max(), out=self._max_priority)
-
-
-class HostReplay:
-    """The paper's in-RAM baseline: a Python list of rows, ``random.sample``, tensors built per step."""
-
-    def __init__(self, capacity: int, device: str | torch.device = "cpu", seed: int | None = None):
-        self.capacity = int(capacity)
-        self.device = torch.device(device)
-        self.rows: list[np.ndarray] = []
-        self.cursor = 0
-        self.rng = random.Random(seed)
-
-    prioritized = False
-    staged = 0  # rows go straight into the list
-
-    def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None:
-        """Append rows (``priority`` is ignored: sampling is uniform)."""
-        if isinstance(rows, torch.Tensor):
-            rows = rows.detach().cpu().numpy()
-        if rows.ndim == 1:
-            rows = rows[None]
-        _check_rows(rows)
-        for row in rows:
-            if len(self.rows) < self.capacity:
-                self.rows.append(row.copy())
-            else:
-                self.rows[self.cursor] = row.copy()
-            self.cursor = (self.cursor + 1) % self.capacity
-
-    def flush(self) -> None:
-        pass
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def sample(self, batch_size: int) -> ReplayBatch:
-        picked = self.rng.sample(self.rows, batch_size)
-        rows = torch.from_numpy(np.stack(picked)).to(self.device)
-        idx = torch.full((batch_size,), -1, dtype=torch.long, device=self.device)
-        return ReplayBatch.from_rows(rows, idx, torch.ones(batch_size, device=self.device))
-
-    def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
-        _no_priorities(self)

@@ -94,7 +94,7 @@ def test_captured_step_matches_the_eager_step(prioritized: bool) -> None:
     assert captured.train_steps == eager.train_steps == 300 and len(metrics_c) == 3
     for mc, me in zip(metrics_c, metrics_e):
         for k in ("loss", "q_mean", "td_abs", "grad_norm"):
-            assert mc[k] == pytest.approx(me[k], rel=1e-4, abs=1e-6), k
+            assert getattr(mc, k) == pytest.approx(getattr(me, k), rel=1e-4, abs=1e-6), k
     for pc, pe in zip(captured.online.parameters(), eager.online.parameters()):
         torch.testing.assert_close(pc, pe, rtol=1e-4, atol=1e-5)
     for pc, pe in zip(captured.target.parameters(), eager.target.parameters()):
@@ -103,7 +103,7 @@ def test_captured_step_matches_the_eager_step(prioritized: bool) -> None:
         torch.testing.assert_close(replay_c.tree.leaves, replay_e.tree.leaves, rtol=1e-4, atol=1e-8)
         # the graph annealed beta on the device, as the eager learner does on the host
         assert float(captured._graph.beta) == pytest.approx(captured.beta_at(299))
-        assert mc["replay_beta"] == pytest.approx(1.0)
+        assert mc.replay.beta == pytest.approx(1.0)
 
 
 @needs_cuda

@@ -13,7 +13,8 @@ from melee_agent.actions import ACTION_SETS
 from melee_agent.arena import Arena
 from melee_agent.config import ConfigError, config_to_toml, load_config, shipped_configs
 from melee_agent.model import DuelingDQN, model_from_bytes, model_to_bytes
-from melee_agent.replay import DeviceReplay, HostReplay, PrioritizedDeviceReplay, Replay
+from melee_agent.cli.bench_fed import HostReplay
+from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
 from melee_agent.rows import ROW_WIDTH
 from melee_agent.vecenv import StepInfo, VecEnv
 from melee_agent.wire import WireError, decode_experience

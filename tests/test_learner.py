@@ -49,8 +49,9 @@ def test_metrics_only_every_k_steps_and_target_sync():
     learner = Learner(replay, num_actions=5, batch_size=8, target_sync=3, metrics_every=4)
     outs = [learner.step() for _ in range(8)]
     assert [o is not None for o in outs] == [False, False, False, True] * 2
-    assert set(outs[3]) == {"loss", "q_mean", "td_abs", "grad_norm", "train_steps"}
-    assert all(np.isfinite(v) for v in outs[3].values())
+    assert outs[3]._fields == ("loss", "q_mean", "td_abs", "grad_norm", "train_steps", "replay")
+    assert outs[3].train_steps == 4 and outs[3].replay is None  # a uniform replay has no replay/ figures
+    assert all(np.isfinite(v) for v in outs[3][:5])
     # Synced at step 6, then two more optimizer steps: online and target differ again.
     diff = [float((a - b).detach().abs().sum()) for a, b in zip(learner.online.parameters(), learner.target.parameters())]
     assert sum(diff) > 0

@@ -96,7 +96,7 @@ def test_beta_anneals_to_one_over_the_configured_steps_and_metrics_report_it():
     for _ in range(60):
         m = learner.step()
         if m is not None:
-            seen.append((m["replay_beta"], m["replay_weight_min"], m["replay_priority_max"], m["replay_priority_mean"]))
+            seen.append((m.replay.beta, m.replay.weight_min, m.replay.priority_max, m.replay.priority_mean))
     # The beta used by the last sample of each window: steps 9, 19, ... (0-based).
     assert [round(s[0], 3) for s in seen] == [round(annealed_beta(0.4, 40, t), 3) for t in (9, 19, 29, 39, 49, 59)]
     assert seen[-1][0] == 1.0

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from melee_agent.replay import (ROW_WIDTH, DeviceReplay, DeviceStorage, HostReplay,
+from melee_agent.replay import (ROW_WIDTH, DeviceReplay, DeviceStorage,
                                 PrioritizedDeviceReplay, StagingWriter, BlockSumTree, UniformSampler)
+from melee_agent.cli.bench_fed import HostReplay
 
 
 def numbered(n: int, start: int = 0) -> np.ndarray:

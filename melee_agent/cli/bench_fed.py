@@ -1,4 +1,7 @@
-"""The same learner fed by other libraries' replay buffers, for `melee-agent bench replay`.
+"""The same learner fed by other replay buffers, for `melee-agent bench replay`.
+
+:class:`HostReplay` is the paper's in-RAM baseline: a Python list of rows, ``random.sample``,
+tensors built per step.
 
 Each adapter is a :class:`~melee_agent.replay.Replay` whose ``sample`` calls the library's own
 buffer and hands the learner its tensors, so a train step differs only in where the batch comes
@@ -10,11 +13,13 @@ A missing library gives a string saying so instead of an adapter.
 
 from __future__ import annotations
 
+import random
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import torch
 
+from melee_agent.replay import ReplayBatch, check_rows
 from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD
 from melee_agent.state import STATE_DIM
 
@@ -60,8 +65,10 @@ class FedReplay:
         assert self.update_fn is not None
         self.update_fn(idx, priority)
 
-    def stats(self) -> dict[str, float]:
-        return {}
+    beta = 1.0
+
+    def stats(self) -> None:
+        return None
 
 
 def torchrl_replay(rows: np.ndarray, device: torch.device, prioritized: bool = False) -> FedReplay | str:
@@ -133,3 +140,50 @@ def sb3_replay(rows: np.ndarray, device: torch.device) -> FedReplay | str:
                         s.next_observations, None, weight)
 
     return FedReplay(sample, device, n)
+
+
+class HostReplay:
+    """The paper's in-RAM baseline: a Python list of rows, ``random.sample``, tensors built per step."""
+
+    def __init__(self, capacity: int, device: str | torch.device = "cpu", seed: int | None = None):
+        self.capacity = int(capacity)
+        self.device = torch.device(device)
+        self.rows: list[np.ndarray] = []
+        self.cursor = 0
+        self.rng = random.Random(seed)
+
+    prioritized = False
+    beta = 1.0
+    staged = 0  # rows go straight into the list
+
+    def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None:
+        """Append rows (``priority`` is ignored: sampling is uniform)."""
+        if isinstance(rows, torch.Tensor):
+            rows = rows.detach().cpu().numpy()
+        if rows.ndim == 1:
+            rows = rows[None]
+        check_rows(rows)
+        for row in rows:
+            if len(self.rows) < self.capacity:
+                self.rows.append(row.copy())
+            else:
+                self.rows[self.cursor] = row.copy()
+            self.cursor = (self.cursor + 1) % self.capacity
+
+    def flush(self) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def sample(self, batch_size: int) -> ReplayBatch:
+        picked = self.rng.sample(self.rows, batch_size)
+        rows = torch.from_numpy(np.stack(picked)).to(self.device)
+        idx = torch.full((batch_size,), -1, dtype=torch.long, device=self.device)
+        return ReplayBatch.from_rows(rows, idx, torch.ones(batch_size, device=self.device))
+
+    def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
+        raise TypeError("HostReplay samples uniformly and keeps no priorities")
+
+    def stats(self) -> None:
+        return None

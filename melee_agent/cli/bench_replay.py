@@ -29,9 +29,9 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from melee_agent.cli.bench_fed import FedReplay, sb3_replay, torchrl_replay
+from melee_agent.cli.bench_fed import FedReplay, HostReplay, sb3_replay, torchrl_replay
 from melee_agent.learner import Learner
-from melee_agent.replay import DeviceReplay, HostReplay, PrioritizedDeviceReplay, ReplayBatch
+from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay, ReplayBatch
 from melee_agent.rows import ACTION, DISCOUNT, ROW_WIDTH
 from melee_agent.cli import flags
 
@@ -126,6 +126,7 @@ class _FixedBatch:
     step's compute floor (no replay work at all)."""
 
     prioritized = False
+    beta = 1.0
     staged = 0
 
     def __init__(self, replay: DeviceReplay, batch_size: int):
@@ -146,6 +147,9 @@ class _FixedBatch:
 
     def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
         raise TypeError("the fixed batch keeps no priorities")
+
+    def stats(self) -> None:
+        return None
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
