@@ -239,3 +239,94 @@ def test_a_model_of_an_unknown_action_set_is_refused_naming_it():
     data = model_to_bytes(DuelingDQN(num_actions=7), version=1, train_step=0, action_set="mystery")
     with pytest.raises(ValueError, match="mystery"):
         MeleeAgentBot.from_bytes(data, origin="m.safetensors")
+
+
+# ---- the command line, the exported zip, and the package's own conformance test
+
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import zipfile  # noqa: E402
+
+from melee_agent.cli import main as cli  # noqa: E402
+from melee_agent.model import save_model  # noqa: E402
+
+BIN = Path(sys.executable).parent  # the venv's melee-agent and umi-conform
+
+
+def conform(cmd: str, cwd: Path) -> str:
+    """`umi-conform` as the issue runs it; returns its report (the test fails on any FAIL)."""
+    r = subprocess.run([str(BIN / "umi-conform"), "--cmd", cmd, "--delay", "18", "--characters", "FOX", "--realtime"],
+                       cwd=cwd, capture_output=True, text=True, timeout=600)
+    report = r.stdout + r.stderr
+    print(report)
+    assert r.returncode == 0 and "PASSED" in report and not re.search(r"^FAIL", report, re.M), report
+    return report
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("models")
+    torch.manual_seed(0)
+    every_frame = DuelingDQN(num_actions=5)
+    with torch.no_grad():
+        every_frame.advantage[2].bias[0] += 10.0  # mostly noop, a 1-frame macro: the network runs every frame
+    save_model(d / "untouchable.safetensors", every_frame, version=3, train_step=0, action_set="untouchable")
+    torch.manual_seed(1)
+    save_model(d / "basic.safetensors", DuelingDQN(num_actions=30), version=1, train_step=0, action_set="basic")
+    (d / "junk.safetensors").write_bytes(b"not a model")
+    return {p.stem: p for p in d.iterdir()}
+
+
+@pytest.mark.slow
+def test_umi_conform_passes_melee_agent_umi_in_real_time(model_files, tmp_path):
+    report = conform(f"{BIN / 'melee-agent'} umi --model {model_files['untouchable']}", tmp_path)
+    assert re.search(r"PASS\s+real time\s+N=1: p50 [\d.]+ ms, p99 [\d.]+ ms", report)
+    assert "0 warnings" in report
+
+
+@pytest.mark.slow
+def test_the_exported_zip_passes_umi_conform_from_an_empty_folder(model_files, tmp_path):
+    out = tmp_path / "dist" / "bot.zip"
+    assert cli.main(["umi", "export", "--model", str(model_files["basic"]), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["bot.zip"]  # written whole, no temp file left
+    folder = tmp_path / "unpacked"
+    folder.mkdir()
+    with zipfile.ZipFile(out) as z:
+        names = z.namelist()
+        z.extractall(folder)
+    assert {"run.py", "requirements.txt", "model.safetensors"} <= set(names)
+    assert (folder / "model.safetensors").read_bytes() == model_files["basic"].read_bytes()
+    required = {re.match(r"[A-Za-z0-9_.-]+", line).group(0) for line in (folder / "requirements.txt").read_text().split()}
+    assert required == {"umi-melee", "torch", "numpy", "safetensors", "melee"}
+    # run.py plays on the melee_agent modules shipped beside it, not on this checkout's.
+    where = subprocess.run([sys.executable, "-c", "import runpy, sys; sys.argv = ['run.py']; "
+                            "g = runpy.run_path('run.py', run_name='not_main'); "
+                            "import melee_agent.umi.bot as b; print(b.__file__); print(g['Bot'].name)"],
+                           cwd=folder, capture_output=True, text=True, timeout=120)
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.split()[0]).is_relative_to(folder) and where.stdout.split()[1] == "melee-agent"
+    conform(f"{sys.executable} run.py", folder)
+
+
+def test_bad_model_files_get_one_line_errors_naming_them(model_files, tmp_path, capsys):
+    missing = tmp_path / "missing.safetensors"
+    unknown = tmp_path / "mystery.safetensors"
+    unknown.write_bytes(model_to_bytes(DuelingDQN(num_actions=7), version=1, train_step=0, action_set="mystery"))
+    cases = [(["umi", "--model", str(missing)], "missing.safetensors"),
+             (["umi", "--model", str(model_files["junk"])], "junk.safetensors: not a safetensors file"),
+             (["umi", "--model", str(unknown)], "mystery"),
+             (["umi"], "--model FILE is required"),
+             (["umi", "export", "--model", str(model_files["junk"]), "--out", str(tmp_path / "b.zip")], "junk.safetensors"),
+             (["umi", "export", "--model", str(missing), "--out", str(tmp_path / "b.zip")], "missing.safetensors")]
+    for argv, says in cases:
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert says in err and "\n" not in err and err.startswith("melee-agent umi: error:"), (argv, err)
+    assert not (tmp_path / "b.zip").exists()
+
+
+def test_serving_without_a_socket_says_so(model_files, monkeypatch, capsys):
+    monkeypatch.delenv("UMI_SOCKET", raising=False)
+    assert cli.main(["umi", "--model", str(model_files["untouchable"])]) == 2
+    assert "UMI_SOCKET" in capsys.readouterr().err
