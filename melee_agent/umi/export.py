@@ -10,6 +10,7 @@ as ``melee-agent`` itself depends on them.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import zipfile
@@ -44,7 +45,7 @@ from melee_agent.umi.bot import MeleeAgentBot  # noqa: E402
 
 
 class Bot(MeleeAgentBot):
-    name = {name!r}
+    name = {name}
     characters = "FOX"
     deterministic = True
 
@@ -73,12 +74,14 @@ def requirements() -> str:
 def export_zip(model_path: str | os.PathLike, out: str | os.PathLike, name: str = "melee-agent") -> dict:
     """Write the bot's zip to ``out`` atomically; returns what it holds. A bad model file is a ValueError."""
     model_path = Path(model_path)
+    if not name or not name.isprintable():
+        raise ValueError(f"bot name {name!r}: use a non-empty printable name")
     if not model_path.is_file():
         raise FileNotFoundError(f"model file not found: {model_path}")
     data = model_path.read_bytes()
     bot = MeleeAgentBot.from_bytes(data, origin=str(model_path))  # refuses what the bot could not play
     package = Path(__file__).resolve().parent.parent
-    run_py = RUN_PY.format(action_set=bot.action_set.name, version=bot.meta.get("version", "?"), name=name,
+    run_py = RUN_PY.format(action_set=bot.action_set.name, version=bot.meta.get("version", "?"), name=json.dumps(name),
                            weights=WEIGHTS)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
