@@ -3,10 +3,13 @@
 Layout: 13 values for the agent, the same 13 for the opponent, then the previous action.
 Each value is ``clip((min(raw, cap) + offset) / scale, 0, 1)`` of a libmelee ``PlayerState``
 field (``in_air`` is ``1 - on_ground``; ``speed_x`` is the ground or air self-speed, whichever
-applies). Non-finite raw values (seen on pre-game frames) encode as 0.
+applies; ``percent`` is floored first, the whole percent the game shows and UMI frames carry).
+Non-finite raw values (seen on pre-game frames) encode as 0.
 
 The same table serves a live libmelee ``GameState`` (:func:`encode_gamestate`), arrays read from
-a replay, and the arena's device tensors (:func:`encode_players`, numpy or torch).
+a replay, the arena's device tensors (:func:`encode_players`, numpy or torch) and UMI frames
+(:func:`melee_agent.umi.encode_frames`): each builds the per-player values named in
+:data:`RAW_FIELDS` and hands them to :func:`encode_players` or :func:`encode_raw_matrix`.
 
 Example::
 
@@ -39,6 +42,7 @@ class StateField:
     scale: float = 1.0
     cap: float = math.inf  # raw values are capped here before scaling
     invert: bool = False  # value = 1 - raw (in_air from on_ground)
+    floor: bool = False  # raw values are floored first (percent: the whole percent the game shows)
 
 
 STATE_FIELDS: tuple[StateField, ...] = (
@@ -53,7 +57,7 @@ STATE_FIELDS: tuple[StateField, ...] = (
     StateField("shield", "shield_strength", scale=60.0),
     StateField("jumps_left", "jumps_left", scale=2.0, cap=2.0),
     StateField("hitstun", "hitstun_frames_left", scale=60.0, cap=60.0),
-    StateField("percent", "percent", scale=999.0, cap=999.0),
+    StateField("percent", "percent", scale=999.0, cap=999.0, floor=True),
     StateField("action_frame", "action_frame", scale=120.0, cap=120.0),
 )
 assert len(STATE_FIELDS) == PLAYER_DIM
@@ -145,7 +149,7 @@ _TABLE_CACHE: dict[Any, tuple[torch.Tensor, ...]] = {}
 
 
 def _table(dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """The table's constants as tensors (offset, scale, cap, invert), built once per device."""
+    """The table's constants as tensors (offset, scale, cap, invert, floor), built once per device."""
     key = (device, dtype)
     if key not in _TABLE_CACHE:
         t = lambda vals: torch.tensor(vals, dtype=dtype, device=device)  # noqa: E731
@@ -153,6 +157,7 @@ def _table(dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]
             t([f.offset for f in STATE_FIELDS]), t([f.scale for f in STATE_FIELDS]),
             t([f.cap if f.cap != math.inf else 3.0e38 for f in STATE_FIELDS]),
             torch.tensor([f.invert for f in STATE_FIELDS], device=device),
+            torch.tensor([f.floor for f in STATE_FIELDS], device=device),
         )
     return _TABLE_CACHE[key]
 
@@ -162,12 +167,12 @@ def encode_raw_matrix(raw: torch.Tensor, previous_action: torch.Tensor, num_acti
     then opponent) and ``[...]`` previous actions; returns ``[..., 27]``.
 
     Per value: ``clip((min(raw, cap) + offset) / scale, 0, 1)`` (``1 - raw`` first where the field
-    inverts); non-finite raw values count as 0. Every encoder (live game state, replay file,
+    inverts, ``floor(raw)`` where it floors); non-finite raw values count as 0. Every encoder (live game state, replay file,
     arena tensors) ends here.
     """
-    offset, scale, cap, invert = _table(raw.dtype, raw.device)
+    offset, scale, cap, invert, floor = _table(raw.dtype, raw.device)
     v = torch.nan_to_num(raw, nan=0.0, posinf=0.0, neginf=0.0)
-    v = torch.where(invert, 1.0 - v, v)
+    v = torch.where(invert, 1.0 - v, torch.where(floor, torch.floor(v), v))
     v = ((torch.minimum(v, cap) + offset) / scale).clamp(0.0, 1.0)
     prev = (previous_action.to(raw.dtype) / float(max(num_actions - 1, 1))).clamp(0.0, 1.0)
     return torch.cat((v.flatten(-2), prev.unsqueeze(-1)), dim=-1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -27,7 +29,7 @@ def expected_player(p) -> list[float]:
             clip((p.speed_y_self + 20) / 40), clip(p.action.value / 400), 1.0 if p.facing else 0.0,
             1.0 if p.invulnerable else 0.0, 0.0 if p.on_ground else 1.0, clip(p.shield_strength / 60),
             clip(min(p.jumps_left, 2) / 2), clip(min(p.hitstun_frames_left, 60) / 60),
-            clip(min(p.percent, 999) / 999), clip(min(p.action_frame, 120) / 120)]
+            clip(min(math.floor(p.percent), 999) / 999), clip(min(p.action_frame, 120) / 120)]
 
 
 def test_table_shape():
@@ -114,3 +116,10 @@ def test_missing_port_names_the_port(games):
     gs = games["peppi_v3.13.slp"][-1]  # ports 1 and 3
     with pytest.raises(KeyError, match="opponent port 2"):
         encode_gamestate(gs, 1, 2)
+
+
+def test_percent_is_floored_as_the_game_shows_it():
+    raw = {k: np.zeros(3) for k in RAW_FIELDS}
+    raw["percent"] = np.array([12.0, 12.9, 1000.5])
+    enc = encode_players(raw, raw, np.zeros(3), 5)
+    assert enc[:, COL["agent_percent"]].tolist() == pytest.approx([12 / 999, 12 / 999, 1.0])

@@ -30,6 +30,7 @@ def test_wheel_holds_one_namespace_and_the_configs(wheel):
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert top == {"melee_agent"}, f"top-level names in site-packages: {sorted(top)}"
     for part in ("melee_agent/manager/app.py", "melee_agent/workers/worker.py", "melee_agent/cli/main.py",
+                 "melee_agent/umi/bot.py", "melee_agent/umi/frames.py",
                  "melee_agent/configs/default.toml", "melee_agent/configs/small.toml",
                  "melee_agent/configs/dolphin.toml"):
         assert part in names

@@ -1,0 +1,126 @@
+"""The ``umi.Bot`` that plays a trained model: greedy macros, played frame by frame, one memory per game.
+
+Each game's memory is two numbers (``umi.Bot`` keeps it per game and hands this batch's rows to
+:meth:`MeleeAgentBot.act`, resetting a game's row on its first frame): ``action``, the macro being
+played (and, once it ends, the previous action the state's last float shows), and ``position``,
+the frame of that macro to play next. Where ``position`` is 0 the game decides: its frame is
+encoded to the 27 floats (:func:`~melee_agent.umi.frames.encode_frames`) and the model's greedy
+action starts; every game then plays one controller row of its macro. That is the arena's and
+Dolphin's loop, one frame per reply. The input delay is the session's (``session.delay``), applied
+by the arena: the bot never queues inputs.
+
+Example::
+
+    >>> from melee_agent.actions import ACTION_SETS
+    >>> controller_table(ACTION_SETS["untouchable"]).shape   # actions, frames, UMI controller row
+    (5, 32, 13)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+import torch
+import umi
+from umi.frame import BUTTONS as UMI_BUTTONS
+from umi.frame import CTRL_FIELDS, NEUTRAL_CTRL
+
+from melee_agent.actions import COL, ActionSet, get_action_set
+from melee_agent.model import DuelingDQN, model_from_bytes
+from melee_agent.umi.frames import encode_frames
+
+#: Where each UMI controller value comes from in :meth:`ActionSet.table` (None: held neutral).
+_SOURCE: dict[str, str | None] = {
+    "main_x": "stick_x", "main_y": "stick_y", "c_x": None, "c_y": None, "shoulder": "l_shoulder",
+    **{b: (b if b in COL else None) for b in UMI_BUTTONS},
+}
+
+
+def controller_table(action_set: ActionSet) -> np.ndarray:
+    """Every action's frames as UMI controller rows: float32 ``[A, T_max, 13]`` (``umi.frame.CTRL_FIELDS``).
+
+    The same controller states Dolphin presses through ``melee.Controller`` (C stick neutral,
+    D-pad up released); frames past an action's end are neutral and never played.
+    """
+    table = action_set.table
+    out = np.broadcast_to(NEUTRAL_CTRL, table.shape[:2] + (len(CTRL_FIELDS),)).copy()
+    for k, field in enumerate(CTRL_FIELDS):
+        source = _SOURCE[field]
+        if source is not None:
+            out[..., k] = table[..., COL[source]]
+    return out
+
+
+class MeleeAgentBot(umi.Bot):
+    """A Dueling DQN playing Fox; build it with :meth:`from_bytes` or :meth:`from_file`."""
+
+    name = "melee-agent"
+    characters = "FOX"
+    deterministic = True
+
+    def __init__(self, model: DuelingDQN, action_set: ActionSet, meta: dict[str, Any] | None = None):
+        if model.num_actions != action_set.num_actions:
+            raise ValueError(f"the network has {model.num_actions} outputs, action set {action_set.name!r} "
+                             f"{action_set.num_actions} actions")
+        self.model = model.eval()
+        self.action_set = action_set
+        self.meta = dict(meta or {})
+        self.ctrl = controller_table(action_set)
+        self.lengths = action_set.lengths
+
+    @classmethod
+    def from_bytes(cls, data: bytes, origin: str = "model") -> MeleeAgentBot:
+        """A bot from model-file bytes (any action set the file names); a bad file is a ValueError naming it."""
+        try:
+            model, meta = model_from_bytes(data, origin=origin)
+        except ValueError as e:  # some of its messages (not a safetensors file, ...) do not name the file
+            raise ValueError(str(e) if str(e).startswith(f"{origin}:") else f"{origin}: {e}") from None
+        try:
+            action_set = get_action_set(str(meta.get("action_set")))
+        except KeyError as e:
+            raise ValueError(f"{origin}: {e.args[0]}") from None
+        return cls(model, action_set, meta)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> MeleeAgentBot:
+        with open(path, "rb") as f:
+            return cls.from_bytes(f.read(), origin=str(path))
+
+    @property
+    def num_actions(self) -> int:
+        return self.action_set.num_actions
+
+    def setup(self, session: umi.Session) -> None:
+        torch.set_num_threads(1)  # a small network: one thread answers one game fastest, and shares the cores
+        print(f"melee-agent umi: {self.action_set.name} model (version {self.meta.get('version', '?')}), "
+              f"delay {session.delay} (applied by the arena), up to {session.max_games} games in "
+              f"{session.lanes} lane(s)", file=sys.stderr, flush=True)
+
+    def initial_state(self, n: int) -> dict[str, np.ndarray]:
+        """A new game's memory: no macro under way, previous action 0 (as an arena episode starts)."""
+        return {"action": np.zeros(n, np.int64), "position": np.zeros(n, np.int64)}
+
+    def decide(self, frames: np.ndarray, previous_action: np.ndarray) -> np.ndarray:
+        """The model's greedy actions ``[N]`` for these frames."""
+        obs = torch.from_numpy(encode_frames(frames, previous_action, self.num_actions))
+        return self.model(obs).argmax(dim=1).numpy()
+
+    def act(self, batch: umi.Batch, state: dict[str, np.ndarray]) -> tuple[umi.Actions, dict[str, np.ndarray]]:
+        action, position = state["action"].copy(), state["position"].copy()
+        choose = position == 0
+        if choose.any():
+            action[choose] = self.decide(batch.frames[choose], action[choose])
+        ctrl = self.ctrl[action, position]
+        position += 1
+        position[position >= self.lengths[action]] = 0
+        return umi.Actions(ctrl=ctrl), {"action": action, "position": position}
+
+
+def serve_file(path: str | os.PathLike, bot_class: type[MeleeAgentBot] = MeleeAgentBot,
+               socket_path: str | None = None) -> None:
+    """Load a model file and play until the arena shuts the session down (``UMI_SOCKET`` or ``socket_path``)."""
+    bot = bot_class.from_file(path)
+    umi.serve(bot, argv=["--socket", socket_path] if socket_path else [])

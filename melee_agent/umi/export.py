@@ -1,0 +1,97 @@
+"""The zip the Computer Melee Championship takes: ``run.py``, ``requirements.txt`` and the weights.
+
+The zip also carries the few ``melee_agent`` modules the bot runs on (the state table, the action
+sets, the model and this package), so it plays from an empty folder with only PyPI packages
+installed; ``run.py`` puts its own folder first on ``sys.path``, so the bundled modules (the ones the
+weights were exported with) are the ones used. ``requirements.txt`` pins what those modules import,
+as ``melee-agent`` itself depends on them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+from melee_agent.files import atomic_output
+from melee_agent.umi.bot import MeleeAgentBot
+
+WEIGHTS = "model.safetensors"
+#: The melee_agent modules the bot imports, relative to the package folder.
+BUNDLED = ("__init__.py", "state.py", "actions.py", "model.py", "files.py", "safetensors_header.py",
+           "umi/__init__.py", "umi/frames.py", "umi/bot.py")
+#: PyPI distributions those modules import (libmelee for its action table, read as a file).
+REQUIREMENTS = ("umi-melee", "torch", "numpy", "safetensors", "melee")
+
+RUN_PY = '''"""melee-agent as a Computer Melee Championship bot (UMI v1): `python run.py` plays until shutdown.
+
+A Dueling DQN ({action_set} action set, model version {version}) playing Fox: each frame encoded to
+melee-agent's 27-float state, greedy macros played frame by frame, one memory per game. The arena
+applies the input delay (the session's); the bot never queues its own.
+"""
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the melee_agent modules shipped beside this file
+
+import umi  # noqa: E402
+
+from melee_agent.umi.bot import MeleeAgentBot  # noqa: E402
+
+
+class Bot(MeleeAgentBot):
+    name = {name}
+    characters = "FOX"
+    deterministic = True
+
+
+if __name__ == "__main__":
+    umi.serve(Bot.from_file(HERE / "{weights}"))
+'''
+
+
+def requirements() -> str:
+    """``requirements.txt``: the bundled modules' PyPI dependencies, with melee-agent's own version bounds."""
+    try:
+        declared = metadata.requires("melee-agent") or []
+    except metadata.PackageNotFoundError:
+        declared = []
+    spec = {}
+    for line in declared:
+        if "extra ==" in line:
+            continue
+        m = re.match(r"\s*([A-Za-z0-9_.-]+)", line)
+        if m:
+            spec[m.group(1).lower()] = line.split(";")[0].strip()
+    return "".join(f"{spec.get(name, name)}\n" for name in REQUIREMENTS)
+
+
+def export_zip(model_path: str | os.PathLike, out: str | os.PathLike, name: str = "melee-agent") -> dict:
+    """Write the bot's zip to ``out`` atomically; returns what it holds. A bad model file is a ValueError."""
+    model_path = Path(model_path)
+    if not name or not name.isprintable():
+        raise ValueError(f"bot name {name!r}: use a non-empty printable name")
+    if not model_path.is_file():
+        raise FileNotFoundError(f"model file not found: {model_path}")
+    data = model_path.read_bytes()
+    bot = MeleeAgentBot.from_bytes(data, origin=str(model_path))  # refuses what the bot could not play
+    package = Path(__file__).resolve().parent.parent
+    run_py = RUN_PY.format(action_set=bot.action_set.name, version=bot.meta.get("version", "?"), name=json.dumps(name),
+                           weights=WEIGHTS)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("run.py", run_py)
+        z.writestr("requirements.txt", requirements())
+        z.writestr(WEIGHTS, data)
+        for rel in BUNDLED:
+            z.writestr(f"melee_agent/{rel}", (package / rel).read_bytes())
+    with atomic_output(out) as tmp:
+        tmp.write_bytes(buf.getvalue())
+    return {"out": str(out), "bytes": len(buf.getvalue()), "action_set": bot.action_set.name,
+            "version": bot.meta.get("version"), "files": ["run.py", "requirements.txt", WEIGHTS]
+            + [f"melee_agent/{rel}" for rel in BUNDLED]}
