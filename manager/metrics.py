@@ -12,10 +12,11 @@ from __future__ import annotations
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from melee_agent.learner import LearnerMetrics
+    from melee_agent.segment_stats import SegmentStats
 
 
 #: Running counters workers send in their segment statistics, shown as totals under ``workers/``.
@@ -66,26 +67,19 @@ class Board:
         if m.replay is not None:  # a prioritized replay's figures: replay/priority_mean, priority_max, weight_min, beta
             self.scalars({f"replay/{k}": v for k, v in m.replay._asdict().items()}, step)
 
-    def episodes(self, stats: dict[str, Any], step: int) -> None:
-        n = int(stats.get("episodes", 0) or 0)
+    def episodes(self, stats: SegmentStats, step: int) -> None:
+        n = stats.episodes
         if n <= 0:
             return
-        self.scalars({"episode/return": stats.get("return_sum", 0.0) / n,
-                      "episode/length": stats.get("length_sum", 0.0) / n,
-                      "episode/hits": stats.get("hits", 0) / n,
-                      "episode/untouched": stats.get("untouched", 0) / n}, step)
-        self._level_episodes(stats.get("per_level"), step)
+        self.scalars({"episode/return": stats.return_sum / n, "episode/length": stats.length_sum / n,
+                      "episode/hits": stats.hits / n, "episode/untouched": stats.untouched / n}, step)
+        self._level_episodes(stats.per_level, step)
 
-    def _level_episodes(self, per_level: Any, step: int) -> None:
+    def _level_episodes(self, per_level: dict[str, list[int]], step: int) -> None:
         """Workers on a level mix count episodes and untouched ones per CPU level; the board shows each
         level's share (``episode/untouched_level_N``) once it has gathered ``LEVEL_WINDOW`` episodes."""
-        if not isinstance(per_level, dict):
-            return
         out = {}
-        for level, counts in per_level.items():
-            if not (isinstance(counts, list) and len(counts) == 2 and all(isinstance(c, int) for c in counts)
-                    and str(level).isdigit() and 0 <= counts[1] <= counts[0]):
-                continue  # a malformed entry from a worker is not worth a 400: skip it
+        for level, counts in per_level.items():  # checked when the batch was decoded
             acc = self._levels.setdefault(str(level), [0, 0])
             acc[0], acc[1] = acc[0] + counts[0], acc[1] + counts[1]
             if acc[0] >= LEVEL_WINDOW:
@@ -94,13 +88,14 @@ class Board:
         if out:
             self.scalars(out, step)
 
-    def workers(self, stats: dict[str, Any], step: int) -> None:
+    def workers(self, stats: SegmentStats, step: int) -> None:
         """Workers report running counters (Dolphin restarts and games, rows waiting in or dropped
         from their spools, models rejected); the board shows each as the total over workers."""
-        present = {k: float(stats[k]) for k in WORKER_COUNTERS if isinstance(stats.get(k), (int, float))}
+        extra = stats.extra
+        present = {k: float(extra[k]) for k in WORKER_COUNTERS if isinstance(extra.get(k), (int, float))}
         if not present:
             return
-        self._counters.setdefault(str(stats.get("worker_id", "?")), {}).update(present)
+        self._counters.setdefault(str(extra.get("worker_id", "?")), {}).update(present)
         totals: dict[str, float] = {}
         for counters in self._counters.values():
             for k, v in counters.items():

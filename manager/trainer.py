@@ -215,11 +215,11 @@ class Trainer:
         self.replay.add(exp.rows, exp.priority)
         self.rows_ingested += exp.rows.shape[0]
         stats = exp.stats
-        if stats:
+        if not stats.empty:
             self.board.episodes(stats, self.learner.train_steps)
             self.board.workers(stats, self.learner.train_steps)
-            if stats.get("frames"):
-                self._frame_rate.add(float(stats["frames"]))
+            if stats.frames:
+                self._frame_rate.add(float(stats.frames))
 
     def _drain(self, wait: float) -> int:
         n = 0

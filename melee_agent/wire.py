@@ -18,7 +18,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from melee_agent.rows import ACTION, DISCOUNT, ROW_WIDTH
 from melee_agent.safetensors_header import HeaderError, read_header
+from melee_agent.segment_stats import SegmentStats
 from melee_agent.state import STATE_LAYOUT
 
 EXPERIENCE_SCHEMA = "melee-agent/experience/1"
@@ -46,11 +46,11 @@ class Experience:
     rows: np.ndarray  # [n, 57] float32
     priority: np.ndarray | None
     meta: dict[str, str]
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: SegmentStats = field(default_factory=SegmentStats)
 
 
 def encode_experience(rows: np.ndarray, *, action_set: str, worker_id: str, batch_seq: int, model_version: int,
-                      stats: dict[str, Any] | None = None, priority: np.ndarray | None = None,
+                      stats: SegmentStats | None = None, priority: np.ndarray | None = None,
                       state_layout: str = STATE_LAYOUT) -> bytes:
     from safetensors.numpy import save  # noqa: PLC0415
 
@@ -59,7 +59,7 @@ def encode_experience(rows: np.ndarray, *, action_set: str, worker_id: str, batc
         tensors["priority"] = np.ascontiguousarray(priority, dtype=np.float32).reshape(-1)
     meta = {"schema": EXPERIENCE_SCHEMA, "state_layout": state_layout, "action_set": action_set,
             "worker_id": str(worker_id), "batch_seq": str(int(batch_seq)), "model_version": str(int(model_version)),
-            "stats": json.dumps(stats or {})}
+            "stats": (stats or SegmentStats()).to_json()}
     return save(tensors, metadata=meta)
 
 
@@ -125,11 +125,9 @@ def decode_experience(data: bytes, *, action_set: str, num_actions: int, max_row
     if priority is not None and (not np.isfinite(priority).all() or (priority < 0).any()):
         raise WireError(400, "priority must be finite and >= 0")
     try:
-        stats = json.loads(meta.get("stats") or "{}")
-        if not isinstance(stats, dict):
-            raise ValueError
-    except ValueError:
-        raise WireError(400, "metadata 'stats' is not a JSON object") from None
+        stats = SegmentStats.from_json(meta.get("stats"))
+    except ValueError as e:
+        raise WireError(400, f"metadata {e}") from None
     for key in ("batch_seq", "model_version"):
         try:
             value = int(meta.get(key, "0"))

@@ -166,15 +166,19 @@ def test_worker_stats_count_episodes_per_level_and_the_board_shows_each_level(tm
     total = {"1": [0, 0], "9": [0, 0]}
     for step in range(8):
         _, stats = player.play(DuelingDQN(num_actions=5), frames_per_env=240)
-        per = stats.to_dict()["per_level"]
+        per = stats.per_level
         assert set(per) <= {"1", "9"}
         assert sum(c[0] for c in per.values()) == stats.episodes
         assert sum(c[1] for c in per.values()) == stats.untouched
         for lv, (n, u) in per.items():
             total[lv][0] += n
             total[lv][1] += u
-        board.episodes(stats.to_dict(), step)
-    board.episodes({"episodes": 1, "per_level": {"3": "junk", "x": [1, 0], "4": [1, 2]}}, 99)  # skipped, no error
+        board.episodes(stats, step)
+    # A malformed per-level count never reaches the board: the batch's stats are refused when decoded.
+    from melee_agent.segment_stats import SegmentStats
+    for bad in ('{"3": "junk"}', '{"x": [1, 0]}', '{"4": [1, 2]}'):
+        with pytest.raises(ValueError, match="per_level"):
+            SegmentStats.from_json(f'{{"episodes": 1, "per_level": {bad}}}')
     board.close()
     assert min(n for n, _ in total.values()) >= LEVEL_WINDOW
     # Two-second episodes: level 1 rarely hits in time, level 9 nearly always does.

@@ -16,6 +16,7 @@ import uvicorn
 from melee_agent.config import load_config
 from melee_agent.model import model_from_bytes
 from melee_agent.rows import ACTION, DISCOUNT
+from melee_agent.segment_stats import SegmentStats
 from melee_agent.wire import encode_experience
 from melee_agent.manager.app import create_app
 from melee_agent.manager.checkpoints import list_checkpoints
@@ -57,7 +58,7 @@ def batch(n: int = 200, seed: int = 0, **kw) -> bytes:
     r[:, ACTION] = np.arange(n) % 5
     r[:, DISCOUNT] = 0.99
     args = {"action_set": "untouchable", "worker_id": "w0", "batch_seq": seed, "model_version": 0,
-            "stats": {"episodes": 2, "return_sum": 1.0, "length_sum": 300, "hits": 2, "frames": 400}}
+            "stats": SegmentStats(episodes=2, return_sum=1.0, length_sum=300, hits=2, frames=400)}
     args.update(kw)
     return encode_experience(r, **args)
 

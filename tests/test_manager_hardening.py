@@ -16,6 +16,8 @@ import time
 import httpx
 import pytest
 
+from melee_agent.segment_stats import SegmentStats
+
 from melee_agent.manager import checkpoints, ledger, published
 from melee_agent.manager.process import ManagerProcess, ManagerProcessError
 from melee_agent.workers import backoff, spool
@@ -226,8 +228,8 @@ def test_a_worker_that_cannot_spool_sends_the_batch_directly(tmp_path, monkeypat
         data = torch.rand(300, 57)
         data[:, 27] = torch.arange(300) % 5
         data[:, 29] = 0.99
-        w.upload(data, {"episodes": 0})
+        w.upload(data, SegmentStats())
         assert w.rows_sent == 300 and ManagerClient(url).status()["rows_accepted"] == 300
         assert len(w.spool) == 0
-    w.upload(data, {"episodes": 0})  # the manager is gone too: dropped and counted
+    w.upload(data, SegmentStats())  # the manager is gone too: dropped and counted
     assert w.summary()["rows_dropped"] == 300 and w.rows_sent == 300

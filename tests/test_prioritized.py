@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from melee_agent.segment_stats import SegmentStats
 import torch
 
 from melee_agent.learner import Learner
@@ -139,7 +141,7 @@ def test_a_worker_sends_its_priorities_with_each_batch(tmp_path):
     w.model = _known_model()
     rows = torch.from_numpy(_rows(250))
     rows[:, OBS.start] = torch.rand(250)
-    w.upload(rows, {"episodes": 0})
+    w.upload(rows, SegmentStats())
     sent = []
     while (head := w.spool.oldest()) is not None:
         seq, payload, n = head
@@ -151,6 +153,6 @@ def test_a_worker_sends_its_priorities_with_each_batch(tmp_path):
     uniform = load_config("small")
     w2 = Worker(uniform, WorkerSettings(manager="http://127.0.0.1:9", spool_dir=tmp_path / "spool2"))
     w2.model = _known_model()
-    w2.upload(rows[:10], {"episodes": 0})
+    w2.upload(rows[:10], SegmentStats())
     assert decode_experience(w2.spool.oldest()[1], action_set="untouchable", num_actions=5,
                              max_rows=10_000).priority is None

@@ -7,6 +7,7 @@ import pytest
 from safetensors.numpy import save
 
 from melee_agent.rows import ACTION, DISCOUNT
+from melee_agent.segment_stats import SegmentStats
 from melee_agent.wire import EXPERIENCE_SCHEMA, WireError, decode_experience, encode_experience
 
 
@@ -24,11 +25,11 @@ def dec(data: bytes, **kw):
 def test_round_trip_keeps_rows_priority_and_stats():
     r = rows()
     data = encode_experience(r, action_set="untouchable", worker_id="w3", batch_seq=7, model_version=2,
-                             stats={"episodes": 2, "return_sum": 1.5}, priority=np.ones(10, np.float32))
+                             stats=SegmentStats(episodes=2, return_sum=1.5), priority=np.ones(10, np.float32))
     exp = dec(data)
     assert np.array_equal(exp.rows, r) and exp.rows.dtype == np.float32
     assert exp.priority is not None and exp.priority.shape == (10,)
-    assert exp.meta["worker_id"] == "w3" and exp.meta["batch_seq"] == "7" and exp.stats["episodes"] == 2
+    assert exp.meta["worker_id"] == "w3" and exp.meta["batch_seq"] == "7" and exp.stats.episodes == 2
 
 
 def _raw(tensors, **meta):
@@ -60,6 +61,9 @@ def _with(col: int, value: float) -> np.ndarray:
     (_raw({"rows": _with(DISCOUNT, 1.5)}), 400, "discount outside"),
     (_raw({"rows": rows(2000)}), 413, "limit"),
     (_raw({"rows": rows()}, stats="[1, 2]"), 400, "stats"),
+    (_raw({"rows": rows()}, stats='{"episodes": "2"}'), 400, "stats 'episodes' must be a number"),
+    (_raw({"rows": rows()}, stats='{"return_sum": -1}'), 400, "stats 'return_sum' must be finite and >= 0"),
+    (_raw({"rows": rows()}, stats='{"per_level": {"9": [1, 2]}}'), 400, "stats 'per_level'"),
     (_raw({"rows": rows(), "priority": np.ones(3, np.float32)}), 400, "priority"),
 ])
 def test_bad_batches_raise_wire_errors_that_name_the_problem(data, status, message):

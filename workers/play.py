@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
 from melee_agent.model import DuelingDQN
 from melee_agent.rewards import reached_limit
+from melee_agent.segment_stats import SegmentStats
 from melee_agent.vecenv import VecEnv
 from melee_agent.workers.nstep import nstep_rows
 
@@ -40,27 +39,6 @@ def ape_x_epsilon(index: int, count: int, base: float = 0.4, alpha: float = 7.0)
     if count == 1:
         return base
     return base ** (1 + alpha * index / (count - 1))
-
-
-@dataclass
-class SegmentStats:
-    """Episode statistics of one segment, in the wire format's ``stats`` keys."""
-
-    episodes: int = 0
-    return_sum: float = 0.0
-    length_sum: float = 0.0
-    hits: int = 0
-    untouched: int = 0
-    frames: int = 0
-    steps: int = 0
-    seconds: float = 0.0
-    per_level: dict[str, list[int]] = field(default_factory=dict)  # CPU level -> [episodes, untouched]
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in vars(self).items() if k != "extra"}
-        d.update(self.extra)
-        return d
 
 
 class SegmentPlayer:

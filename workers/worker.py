@@ -31,6 +31,7 @@ import torch
 from melee_agent.config import Config
 from melee_agent.dolphin import DolphinEnv  # light: libmelee is imported only when one is built
 from melee_agent.envs import make_env
+from melee_agent.segment_stats import SegmentStats
 from melee_agent.model import model_from_bytes
 from melee_agent.wire import encode_experience
 from melee_agent.workers.priorities import td_priorities
@@ -135,7 +136,7 @@ class Worker:
         self.versions_seen.append(self.version)
         return True
 
-    def upload(self, rows: torch.Tensor, stats: dict[str, Any]) -> None:
+    def upload(self, rows: torch.Tensor, stats: SegmentStats) -> None:
         """Spool the rows as batches (numbered in order), then send what the manager will take now."""
         arr = rows.detach().to("cpu").numpy()
         # One forward pass for the whole segment's rows (Ape-X: actors rank their own experience).
@@ -256,7 +257,7 @@ class Worker:
                 stats.extra.update(self.counters())
                 if isinstance(env, DolphinEnv):  # restarts and games so far (TensorBoard workers/)
                     stats.extra.update(env.stats())
-                self.upload(rows, stats.to_dict())
+                self.upload(rows, stats)
                 segment += 1
                 fps = stats.frames / max(stats.seconds, 1e-9)
                 log.info("segment %d: %d rows, %d episodes (%d untouched), %.0f frames/s, model v%d%s", segment,
