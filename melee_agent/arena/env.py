@@ -94,7 +94,7 @@ class Arena:
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
-            fight=FightConsts.build(self.device) if self.game == "fight" else None)
+            fight=FightConsts.build(self.device, num_envs) if self.game == "fight" else None)
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it

@@ -50,9 +50,9 @@ def rows_of(move: Tensor) -> Tensor:
     return torch.where(move >= 0, move, float(NONE_ROW)).long()
 
 
-def slot_row(ps: PlayerState, slot: int) -> Tensor:
-    """``[1, 2]`` rows of ``slot`` for Fox's and Marth's columns."""
-    return (torch.arange(2, device=ps.move.device) * NUM_SLOTS + int(slot)).view(1, 2)
+def slot_row(T: FightTable, slot: int) -> Tensor:
+    """The rows of ``slot`` for each player's column (``[B, 2]``, or ``[1, 2]``)."""
+    return T.base + slot
 
 
 def start(ps: PlayerState, mask: Tensor, r: Tensor, T: FightTable) -> PlayerState:
@@ -104,9 +104,9 @@ def _end_moves(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: T
     cont = ended & (nxt >= 0)
     ground = ps.on_ground > 0
     A = T.attrs
-    squat = ended & (r == slot_row(ps, Slot.JUMPSQUAT))
-    hang = ended & (r == slot_row(ps, Slot.LEDGE_HANG))
-    to_travel = cont & (nxt == slot_row(ps, Slot.UP_B_TRAVEL).float())
+    squat = ended & (r == slot_row(T, Slot.JUMPSQUAT))
+    hang = ended & (r == slot_row(T, Slot.LEDGE_HANG))
+    to_travel = cont & (nxt == slot_row(T, Slot.UP_B_TRAVEL).float())
     helpless = ended & ~cont & (T.helpless_after[r] > 0) & ~ground
     # The firefox flies along the stick's angle read as its charge ends (meleelight UPSPECIALCHARGE:
     # straight up with the stick neutral); it faces the way it flies.
@@ -134,14 +134,14 @@ def _end_moves(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: T
 def _ledge_options(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable, edge: float,
                    live: Tensor) -> tuple[PlayerState, FightState]:
     """On the ledge: get up (stick toward the stage or up, or A), jump, or let go (down or away)."""
-    hanging = live & (rows_of(ps.move) == slot_row(ps, Slot.LEDGE_HANG)) & (ps.action_frame >= 2)
+    hanging = live & (rows_of(ps.move) == slot_row(T, Slot.LEDGE_HANG)) & (ps.action_frame >= 2)
     side = torch.sign(ps.position_x)
     toward = -pad.sx * side
     getup = hanging & ((toward > 0.5) | (pad.sy > 0.5) | e.a)
     jump = hanging & ~getup & e.jump
     drop = hanging & ~getup & ~jump & ((toward < -0.5) | (pad.sy < -0.5))
     # Getting up puts the fighter on the stage beside the ledge (guess: 10 units in) for the getup's frames.
-    ps = start(ps, getup, slot_row(ps, Slot.LEDGE_GETUP), T)
+    ps = start(ps, getup, slot_row(T, Slot.LEDGE_GETUP), T)
     ps = ps._replace(position_x=torch.where(getup, side * (edge - 10.0), ps.position_x),
                      position_y=torch.where(getup, 0.0, ps.position_y),
                      on_ground=torch.where(getup, 1.0, ps.on_ground),
@@ -162,11 +162,11 @@ def _interrupts(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTab
     chain = in_move & e.a & (T.chain_row[r] >= 0) & (ps.action_frame >= T.chain_from[r])
     ps = start(ps, chain, T.chain_row[r].long().clamp(min=0), T)
     jc = in_move & e.jump & (T.jc_from[r] > 0) & (ps.action_frame >= T.jc_from[r]) & (ps.on_ground > 0)
-    ps = start(ps, jc, slot_row(ps, Slot.JUMPSQUAT), T)
+    ps = start(ps, jc, slot_row(T, Slot.JUMPSQUAT), T)
     # Out of an aerial shine a jump is a double jump (handled as a free air action below).
     air_jc = in_move & e.jump & (T.jc_from[r] > 0) & (ps.action_frame >= T.jc_from[r]) & (ps.on_ground == 0)
     ps = set_free(ps, air_jc, FALLING)
-    holding = in_move & (r == slot_row(ps, Slot.GRAB_HOLD))
+    holding = in_move & (r == slot_row(T, Slot.GRAB_HOLD))
     pummel = holding & e.a
     fwd = pad.sx * ps.facing
     up, down = pad.sy > 0.5, pad.sy < -0.5
@@ -174,15 +174,15 @@ def _interrupts(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTab
     throw = holding & ~pummel & (up | down | side)
     throw_slot = torch.where(up, float(Slot.UTHROW), torch.where(down, float(Slot.DTHROW), torch.where(
         fwd > 0, float(Slot.FTHROW), float(Slot.BTHROW))))
-    base = slot_row(ps, 0)
-    ps = start(ps, pummel, slot_row(ps, Slot.PUMMEL), T)
+    base = slot_row(T, 0)
+    ps = start(ps, pummel, slot_row(T, Slot.PUMMEL), T)
     return start(ps, throw, (base + throw_slot).long(), T)
 
 
 def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable,
                     fg: Tensor) -> PlayerState:
     """What a free grounded fighter starts this frame (see the module docstring)."""
-    base = slot_row(ps, 0)
+    base = slot_row(T, 0)
     in_shield = ps.action == SHIELD
     dashing = (ps.action == DASHING) | (ps.action == RUNNING)
     grab = fg & (e.z | (e.a & in_shield))
@@ -209,20 +209,20 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
     ps = start(ps, att | grab, (base + slot).long(), T)
     rest = fg & ~att & ~grab
     jump = rest & e.jump
-    ps = start(ps, jump, slot_row(ps, Slot.JUMPSQUAT), T)
+    ps = start(ps, jump, slot_row(T, Slot.JUMPSQUAT), T)
     rest = rest & ~jump
     sh = rest & pad.shield
     spot = sh & (pad.sy < -0.5) & (e.shield | (fs.stick_y_prev > -0.5))
     roll = sh & ~spot & (pad.sx.abs() > 0.5) & (e.shield | (fs.stick_x_prev.abs() <= 0.5))
     forward = torch.sign(pad.sx) == ps.facing
-    ps = start(ps, spot, slot_row(ps, Slot.SPOT_DODGE), T)
-    ps = start(ps, roll, torch.where(forward, slot_row(ps, Slot.ROLL_FORWARD), slot_row(ps, Slot.ROLL_BACKWARD)), T)
+    ps = start(ps, spot, slot_row(T, Slot.SPOT_DODGE), T)
+    ps = start(ps, roll, torch.where(forward, slot_row(T, Slot.ROLL_FORWARD), slot_row(T, Slot.ROLL_BACKWARD)), T)
     # A forward roll ends facing the other way (as the dodging arena).
     ps = ps._replace(facing=torch.where(roll & forward, -ps.facing, ps.facing))
     hold = sh & ~spot & ~roll
     ps = set_free(ps, hold, SHIELD)
     drop = rest & ~pad.shield & in_shield
-    ps = start(ps, drop, slot_row(ps, Slot.SHIELD_RELEASE), T)
+    ps = start(ps, drop, slot_row(T, Slot.SHIELD_RELEASE), T)
     move = rest & ~pad.shield & ~in_shield
     A = T.attrs
     run = move & (pad.sx.abs() > DASH_STICK)
@@ -243,7 +243,7 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
 
 def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable, fa: Tensor) -> PlayerState:
     """What a free airborne fighter starts this frame: an aerial, a double jump or an air dodge."""
-    base = slot_row(ps, 0)
+    base = slot_row(T, 0)
     aer = fa & e.a
     vertical = pad.sy.abs() >= pad.sx.abs()
     fwd = pad.sx * ps.facing
@@ -261,7 +261,7 @@ def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTa
                      jumps_left=torch.where(dj, ps.jumps_left - 1, ps.jumps_left),
                      fast_falling=torch.where(dj, 0.0, ps.fast_falling))
     ad = fa & ~aer & ~dj & e.shield
-    ps = start(ps, ad, slot_row(ps, Slot.AIRDODGE), T)
+    ps = start(ps, ad, slot_row(T, Slot.AIRDODGE), T)
     # guess: the air dodge's directional speed is left out; it stops the fall's speed.
     return ps._replace(speed_y=torch.where(ad, 0.0, ps.speed_y), speed_x=torch.where(ad, 0.0, ps.speed_x))
 
@@ -273,9 +273,9 @@ def _specials(ps: PlayerState, pad: Pad, e: Edges, T: FightTable, free: Tensor) 
     up = fb & ~down & (pad.sy > 0.5)
     side = fb & ~down & ~up & (pad.sx.abs() > 0.5)
     ps = ps._replace(facing=torch.where(side, torch.sign(pad.sx), ps.facing))
-    ps = start(ps, down, slot_row(ps, Slot.DOWN_B), T)
-    ps = start(ps, up, slot_row(ps, Slot.UP_B), T)
-    ps = start(ps, side, slot_row(ps, Slot.SIDE_B), T)
+    ps = start(ps, down, slot_row(T, Slot.DOWN_B), T)
+    ps = start(ps, up, slot_row(T, Slot.UP_B), T)
+    ps = start(ps, side, slot_row(T, Slot.SIDE_B), T)
     # meleelight UPSPECIALCHARGE: horizontal speed x 0.8 and vertical speed 0 as the charge starts.
     ps = ps._replace(speed_x=torch.where(up, ps.speed_x * 0.8, ps.speed_x),
                      speed_y=torch.where(up | down | side, 0.0, ps.speed_y),

@@ -39,8 +39,8 @@ class FightConsts:
     levels: marth_cpu.FightLevels
 
     @classmethod
-    def build(cls, device: torch.device) -> FightConsts:
-        return cls(build_table(device), marth_cpu.FightLevels.build(device))
+    def build(cls, device: torch.device, num_envs: int) -> FightConsts:
+        return cls(build_table(device, num_envs), marth_cpu.FightLevels.build(device))
 
 
 def count_down(state: EnvState) -> tuple[EnvState, Tensor]:
@@ -66,7 +66,7 @@ def _shields(ps: PlayerState, T: FightTable) -> PlayerState:
     value = torch.where(holding, ps.shield_strength - SHIELD_DECAY, (ps.shield_strength + SHIELD_REGEN).clamp(max=SHIELD_MAX))
     broken = holding & (value <= 0)
     ps = ps._replace(shield_strength=torch.where(broken, hits.SHIELD_AFTER_BREAK, value))
-    return start(ps, broken, slot_row(ps, Slot.SHIELD_BREAK), T)
+    return start(ps, broken, slot_row(T, Slot.SHIELD_BREAK), T)
 
 
 def beyond(ps: PlayerState) -> Tensor:

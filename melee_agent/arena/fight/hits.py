@@ -30,10 +30,10 @@ from torch import Tensor
 
 from melee_agent.arena.env_state import PlayerState
 from melee_agent.arena.fight.fighter import STANDING, rows_of, set_free, slot_row, start
-from melee_agent.arena.fight.moves import NUM_H, FightTable, H, Slot, THROWS
+from melee_agent.arena.fight.moves import FightTable, H, Slot, THROWS, other
 from melee_agent.arena.fight.state import FightState, Pad
-from melee_agent.arena.knockback import (di_angle, hitlag, hitstun, knockback, knockback_percent, launch_angle,
-                                         launch_velocity, push_stale, stale_factor, tumbles)
+from melee_agent.arena.knockback import (STALE_WEIGHTS, di_angle, hitlag, hitstun, knockback, knockback_percent,
+                                         launch_angle, launch_velocity, push_stale, tumbles)
 
 BODY_RADIUS = 3.5  # guess (as the dodging arena): the hurt capsule's radius; its height is libmelee's body size
 HOLD_OFFSET = 10.0  # guess: the held fighter's distance in front of the holder
@@ -59,44 +59,70 @@ def intangible(ps: PlayerState, T: FightTable) -> Tensor:
     return ((lo > 0) & (ps.action_frame >= lo) & (ps.action_frame <= hi)) | (ps.invulnerability_left > 0)
 
 
-def _touching(ps: PlayerState, T: FightTable, r_att: Tensor, af_att: Tensor, held_by_att: Tensor) -> tuple[Tensor, Tensor]:
-    """Whether the attacker's hitboxes touch each victim, and the entry of the lowest slot that does."""
-    ax, ay, face = ps.position_x.flip(1), ps.position_y.flip(1), ps.facing.flip(1)
+def stale_factor(queue: Tensor, attack_id: Tensor) -> Tensor:
+    """:func:`melee_agent.arena.knockback.stale_factor` unrolled over the 9 queue slots (no reduction: a
+    compiled frame keeps one loop)."""
+    f = torch.ones_like(attack_id)
+    for i, w in enumerate(STALE_WEIGHTS):
+        f = f - torch.where((queue[..., i] == attack_id) & (attack_id > 1), w, 0.0)
+    return f
+
+
+class Touch(NamedTuple):
+    """The lowest-id hitbox of the attacker that touches each victim, ``[B, 2]`` each."""
+
+    any: Tensor
+    damage: Tensor
+    angle: Tensor
+    base_kb: Tensor
+    kb_growth: Tensor
+    set_kb: Tensor
+    electric: Tensor
+    grab: Tensor
+    shield_damage: Tensor
+
+
+_TOUCH_FIELDS = (H.DAMAGE, H.ANGLE, H.BASE_KB, H.KB_GROWTH, H.SET_KB, H.ELECTRIC, H.GRAB, H.SHIELD_DAMAGE)
+
+
+def _touching(ps: PlayerState, T: FightTable, r_att: Tensor, af_att: Tensor, held_by_att: Tensor) -> Touch:
+    """Whether the attacker's hitboxes touch each victim's hurt capsule, and the values of the lowest slot that does."""
+    ax, ay, face = other(ps.position_x, T), other(ps.position_y, T), other(ps.facing, T)
     vx, vy = ps.position_x, ps.position_y
     top = vy + T.attrs.height
     grounded = ps.on_ground > 0
     touch = torch.zeros_like(held_by_att)
-    entry = torch.zeros(*ps.move.shape, NUM_H, device=ps.move.device)
+    vals = [torch.zeros_like(vx) for _ in _TOUCH_FIELDS]
+    field = lambda h, k: T.hitf[h, k][r_att, af_att]  # noqa: E731  one [B, 2] field of slot k
     for k in (3, 2, 1, 0):  # the lowest id that touches wins: it is written last
-        e = T.hit[r_att, af_att, k]  # [B, 2, NUM_H]
-        cx = ax + face * e[..., H.X]
-        cy = ay + e[..., H.Y]
+        cx = ax + face * field(H.X, k)
+        cy = ay + field(H.Y, k)
         dy = cy - torch.minimum(torch.maximum(cy, vy), top)
         dx = cx - vx
-        r = e[..., H.RADIUS]
-        near = ((dx * dx + dy * dy) <= (r + BODY_RADIUS) ** 2) & (e[..., H.ANYWHERE] == 0)
-        near = near | ((e[..., H.ANYWHERE] > 0) & held_by_att)
-        t = (r > 0) & near & torch.where(grounded, e[..., H.GROUNDED] > 0, e[..., H.AIRBORNE] > 0)
+        r = field(H.RADIUS, k)
+        anywhere = field(H.ANYWHERE, k) > 0
+        near = torch.where(anywhere, held_by_att, (dx * dx + dy * dy) <= (r + BODY_RADIUS) ** 2)
+        t = (r > 0) & near & torch.where(grounded, field(H.GROUNDED, k) > 0, field(H.AIRBORNE, k) > 0)
         touch = touch | t
-        entry = torch.where(t.unsqueeze(-1), e, entry)
-    return touch, entry
+        vals = [torch.where(t, field(h, k), v) for h, v in zip(_TOUCH_FIELDS, vals)]
+    return Touch(touch, *vals)
 
 
 def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor) -> HitResult:
     """This frame's hits of each fighter on the other (the attacker of column p is column 1 - p)."""
     r = rows_of(ps.move)
     af = ps.action_frame.long().clamp(max=T.hit.shape[1] - 1)
-    r_att, af_att = r.flip(1), af.flip(1)
-    held = r == slot_row(ps, Slot.HELD)
-    holder_rows = (r == slot_row(ps, Slot.GRAB_HOLD)) | (r == slot_row(ps, Slot.PUMMEL))
+    r_att, af_att = other(r, T), other(af, T)
+    held = r == slot_row(T, Slot.HELD)
+    holder_rows = (r == slot_row(T, Slot.GRAB_HOLD)) | (r == slot_row(T, Slot.PUMMEL))
     for s in THROWS:
-        holder_rows = holder_rows | (r == slot_row(ps, s))
-    held_by_att = held & holder_rows.flip(1)
+        holder_rows = holder_rows | (r == slot_row(T, s))
+    held_by_att = held & other(holder_rows, T)
     group = T.group[r_att, af_att]
-    fresh = (group > ps.hit_done.flip(1)) & (ps.move.flip(1) >= 0) & ~frozen.flip(1) & ~frozen
-    touch, e = _touching(ps, T, r_att, af_att, held_by_att)
-    hit = touch & fresh & ~intangible(ps, T)
-    is_grab = e[..., H.GRAB] > 0
+    fresh = (group > other(ps.hit_done, T)) & (other(ps.move, T) >= 0) & ~other(frozen, T) & ~frozen
+    e = _touching(ps, T, r_att, af_att, held_by_att)
+    hit = e.any & fresh & ~intangible(ps, T)
+    is_grab = e.grab > 0
     grab = hit & is_grab & ~held & ~holder_rows
     blow = hit & ~is_grab & (~held | held_by_att)
     shielding = (ps.action == float(Action.SHIELD.value)) & (ps.move < 0)
@@ -104,22 +130,22 @@ def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor) -> H
     body = blow & ~shielding
     pummel = body & held_by_att
     launch = body & ~pummel
-    dmg = e[..., H.DAMAGE]
-    att_face = ps.facing.flip(1)
+    dmg = e.damage
+    att_face = other(ps.facing, T)
     # --- damage, knockback, hitlag, hitstun (a body hit) ---
     aid = T.attack_id[r_att]
-    staled = dmg * stale_factor(fs.stale.flip(1), aid)
-    kb = knockback(knockback_percent(ps.percent, staled), dmg, T.weight.view(1, 2), e[..., H.KB_GROWTH],
-                   e[..., H.BASE_KB], e[..., H.SET_KB])
+    staled = dmg * stale_factor(other(fs.stale, T), aid)
+    kb = knockback(knockback_percent(ps.percent, staled), dmg, T.weight, e.kb_growth,
+                   e.base_kb, e.set_kb)
     grounded = ps.on_ground > 0
-    angle = launch_angle(e[..., H.ANGLE], kb, grounded)
-    lag = hitlag(dmg, e[..., H.ELECTRIC] > 0, torch.zeros_like(body))
+    angle = launch_angle(e.angle, kb, grounded)
+    lag = hitlag(dmg, e.electric > 0, torch.zeros_like(body))
     attacker_lag = hitlag(dmg, torch.zeros_like(body), torch.zeros_like(body))
     stun = hitstun(kb)
     tumble = tumbles(kb)
     hurt_act = torch.where(tumble, float(Action.DAMAGE_FLY_NEUTRAL.value),
                            torch.where(grounded, float(Action.DAMAGE_HIGH_1.value), float(Action.DAMAGE_AIR_1.value)))
-    face_att = torch.sign(ps.position_x.flip(1) - ps.position_x)
+    face_att = torch.sign(other(ps.position_x, T) - ps.position_x)
     ps = set_free(ps, launch, hurt_act)
     ps = ps._replace(
         percent=torch.where(body, ps.percent + staled, ps.percent),
@@ -134,7 +160,7 @@ def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor) -> H
                      launch_dir=torch.where(launch, att_face, fs.launch_dir),
                      helpless=torch.where(launch, 0.0, fs.helpless))
     # --- shield hits: shield damage, shieldstun, pushback (meleelight hitDetection.js, full press) ---
-    shield_dmg = dmg + e[..., H.SHIELD_DAMAGE]
+    shield_dmg = dmg + e.shield_damage
     strength = torch.where(on_shield, ps.shield_strength - shield_dmg, ps.shield_strength)
     broke = on_shield & (strength <= 0)
     sstun = torch.floor(torch.floor(dmg) * SHIELDSTUN_PER_DAMAGE + SHIELDSTUN_BASE)
@@ -143,20 +169,20 @@ def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor) -> H
     ps = ps._replace(shield_strength=torch.where(broke, SHIELD_AFTER_BREAK, strength),
                      hitstun_frames_left=torch.where(on_shield & ~broke, sstun, ps.hitstun_frames_left),
                      speed_x=torch.where(on_shield, -face_att * push, ps.speed_x))
-    ps = start(ps, broke, slot_row(ps, Slot.SHIELD_BREAK), T)
+    ps = start(ps, broke, slot_row(T, Slot.SHIELD_BREAK), T)
     # --- hitlag for both (body and shield hits) ---
     landed = body | on_shield
-    new_lag = torch.maximum(torch.where(landed, lag, 0.0), torch.where(landed.flip(1), attacker_lag.flip(1), 0.0))
-    fs = fs._replace(hitlag_left=torch.where(landed | landed.flip(1), new_lag, fs.hitlag_left))
+    new_lag = torch.maximum(torch.where(landed, lag, 0.0), torch.where(other(landed, T), other(attacker_lag, T), 0.0))
+    fs = fs._replace(hitlag_left=torch.where(landed | other(landed, T), new_lag, fs.hitlag_left))
     # --- the attacker's side: this burst is spent on the victim; hits enter the stale queue ---
-    spent = (landed | grab).flip(1)
-    ps = ps._replace(hit_done=torch.where(spent, group.flip(1), ps.hit_done))
-    fs = fs._replace(stale=push_stale(fs.stale, aid.flip(1), body.flip(1)))
+    spent = other(landed | grab, T)
+    ps = ps._replace(hit_done=torch.where(spent, other(group, T), ps.hit_done))
+    fs = fs._replace(stale=push_stale(fs.stale, other(aid, T), other(body, T)))
     # --- grabs ---
-    ps = start(ps, grab, slot_row(ps, Slot.HELD), T)
-    ps = start(ps, grab.flip(1), slot_row(ps, Slot.GRAB_HOLD), T)
+    ps = start(ps, grab, slot_row(T, Slot.HELD), T)
+    ps = start(ps, other(grab, T), slot_row(T, Slot.GRAB_HOLD), T)
     hold = torch.floor(GRAB_BASE + GRAB_PER_PERCENT * ps.percent)
-    fs = fs._replace(grab_left=torch.where(grab.flip(1), hold.flip(1), fs.grab_left))
+    fs = fs._replace(grab_left=torch.where(other(grab, T), other(hold, T), fs.grab_left))
     ps = ps._replace(hitstun_frames_left=torch.where(grab, 0.0, ps.hitstun_frames_left),
                      speed_x_attack=torch.where(grab, 0.0, ps.speed_x_attack),
                      speed_y_attack=torch.where(grab, 0.0, ps.speed_y_attack))
@@ -169,26 +195,25 @@ def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor) -> H
 def _throws(ps: PlayerState, fs: FightState, T: FightTable) -> tuple[PlayerState, FightState, Tensor]:
     """A throw releases the held fighter on its release frame with the throw command's damage and knockback."""
     r = rows_of(ps.move)
-    r_att = r.flip(1)
-    held = r == slot_row(ps, Slot.HELD)
+    r_att = other(r, T)
+    held = r == slot_row(T, Slot.HELD)
     rel = T.release[r_att]
-    go = held & (rel > 0) & (ps.action_frame.flip(1) == rel)
-    th = T.throw[r_att]  # [B, 2, 5]: damage, angle, base kb, kb growth, set kb
+    go = held & (rel > 0) & (other(ps.action_frame, T) == rel)
+    dmg, ang, bkb, kbg, skb = (T.throw[:, i][r_att] for i in range(5))  # throws.csv columns
     aid = T.attack_id[r_att]
-    staled = th[..., 0] * stale_factor(fs.stale.flip(1), aid)
-    kb = knockback(knockback_percent(ps.percent, staled), th[..., 0], T.weight.view(1, 2), th[..., 3], th[..., 2],
-                   th[..., 4])
-    angle = launch_angle(th[..., 1], kb, ps.on_ground > 0)
+    staled = dmg * stale_factor(other(fs.stale, T), aid)
+    kb = knockback(knockback_percent(ps.percent, staled), dmg, T.weight, kbg, bkb, skb)
+    angle = launch_angle(ang, kb, ps.on_ground > 0)
     act = torch.where(tumbles(kb), float(Action.DAMAGE_FLY_NEUTRAL.value), float(Action.DAMAGE_AIR_1.value))
     ps = set_free(ps, go, act)
     ps = ps._replace(percent=torch.where(go, ps.percent + staled, ps.percent),
                      hitstun_frames_left=torch.where(go, hitstun(kb), ps.hitstun_frames_left))
     # The launch starts at once (no hitlag for a throw: guess), with the victim's DI.
     fs = fs._replace(launch_kb=torch.where(go, kb, fs.launch_kb), launch_angle=torch.where(go, angle, fs.launch_angle),
-                     launch_dir=torch.where(go, ps.facing.flip(1), fs.launch_dir),
-                     stale=push_stale(fs.stale, aid.flip(1), go.flip(1)))
+                     launch_dir=torch.where(go, other(ps.facing, T), fs.launch_dir),
+                     stale=push_stale(fs.stale, other(aid, T), other(go, T)))
     # The thrown fighter shows its thrown action meanwhile (libmelee THROWN_FORWARD ... THROWN_DOWN).
-    base = slot_row(ps, 0).flip(1)
+    base = other(slot_row(T, 0), T)
     thrown_act = ps.action
     for i, s in enumerate(THROWS):
         thrown_act = torch.where(held & (r_att == base + int(s)), float(Action.THROWN_FORWARD.value + i), thrown_act)
@@ -199,24 +224,24 @@ def _throws(ps: PlayerState, fs: FightState, T: FightTable) -> tuple[PlayerState
 def _grab_links(ps: PlayerState, fs: FightState, T: FightTable) -> PlayerState:
     """Keep the held fighter in front of the holder; end holds whose time ran out or whose holder let go."""
     r = rows_of(ps.move)
-    held = r == slot_row(ps, Slot.HELD)
-    holder = (r == slot_row(ps, Slot.GRAB_HOLD)) | (r == slot_row(ps, Slot.PUMMEL))
+    held = r == slot_row(T, Slot.HELD)
+    holder = (r == slot_row(T, Slot.GRAB_HOLD)) | (r == slot_row(T, Slot.PUMMEL))
     for s in THROWS:
-        holder = holder | (r == slot_row(ps, s))
-    expired = (r == slot_row(ps, Slot.GRAB_HOLD)) & (fs.grab_left <= 0)
-    orphan = held & ~holder.flip(1)
-    release = expired | expired.flip(1) & held
+        holder = holder | (r == slot_row(T, s))
+    expired = (r == slot_row(T, Slot.GRAB_HOLD)) & (fs.grab_left <= 0)
+    orphan = held & ~other(holder, T)
+    release = expired | other(expired, T) & held
     ps = set_free(ps, release | orphan, STANDING)
     # Released: apart by RELEASE_PUSH (guess), the held one moved away from the holder.
-    away = torch.sign(ps.position_x - ps.position_x.flip(1))
-    ps = ps._replace(position_x=torch.where(expired.flip(1) & held, ps.position_x + away * RELEASE_PUSH,
+    away = torch.sign(ps.position_x - other(ps.position_x, T))
+    ps = ps._replace(position_x=torch.where(other(expired, T) & held, ps.position_x + away * RELEASE_PUSH,
                                             ps.position_x))
-    still = held & ~orphan & ~expired.flip(1)
-    hx = ps.position_x.flip(1) + ps.facing.flip(1) * HOLD_OFFSET
+    still = held & ~orphan & ~other(expired, T)
+    hx = other(ps.position_x, T) + other(ps.facing, T) * HOLD_OFFSET
     return ps._replace(position_x=torch.where(still, hx, ps.position_x),
-                       position_y=torch.where(still, ps.position_y.flip(1), ps.position_y),
-                       on_ground=torch.where(still, ps.on_ground.flip(1), ps.on_ground),
-                       facing=torch.where(still, -ps.facing.flip(1), ps.facing),
+                       position_y=torch.where(still, other(ps.position_y, T), ps.position_y),
+                       on_ground=torch.where(still, other(ps.on_ground, T), ps.on_ground),
+                       facing=torch.where(still, -other(ps.facing, T), ps.facing),
                        speed_x=torch.where(still, 0.0, ps.speed_x), speed_y=torch.where(still, 0.0, ps.speed_y))
 
 

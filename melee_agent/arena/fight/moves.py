@@ -204,8 +204,17 @@ class FightTable:
     first_active: torch.Tensor  # [R] first frame with a hitbox (999 none)
     reach: torch.Tensor  # [R] farthest forward hitbox point
     attack: torch.Tensor  # [R] 1 for moves that can hit (what a CPU watches for)
-    weight: torch.Tensor  # [2]
-    attrs: Attrs  # [2] character attributes (gamedata characters.csv)
+    weight: torch.Tensor  # [B, 2] (or [2] for a table built without a batch size)
+    attrs: Attrs  # character attributes (gamedata characters.csv), [B, 2] each (or [2])
+    hitf: torch.Tensor  # [NUM_H, 4, R, L]: ``hit`` field-major, so a frame gathers one [B, 2] field at a time
+    base: torch.Tensor  # [B, 2] int64: each column's first row (0 for Fox, NUM_SLOTS for Marth)
+    swap: torch.Tensor  # [B, 2] int64: flat index of the other player's column (see :func:`other`)
+
+
+def other(x: torch.Tensor, T: FightTable) -> torch.Tensor:
+    """Each player's opponent's value: ``x.flip(1)`` for ``[B, 2]`` (or ``[B, 2, K]``) fields, as a gather
+    through a flat index (which keeps a compiled frame in one flat loop over ``B * 2`` elements)."""
+    return x.reshape(-1)[T.swap] if x.dim() == 2 else x.reshape(-1, x.shape[-1])[T.swap]
 
 
 def row(col: int, slot: int) -> int:
@@ -314,7 +323,9 @@ def _length(ch: Character, slot: int, action: int, attrs: gd.CharacterAttributes
     return _framedata_length(ch, action)  # rolls, spot dodge, getup, illusion, firefox travel
 
 
-def build_table(device: torch.device | str = "cpu") -> FightTable:
+def build_table(device: torch.device | str = "cpu", num_envs: int | None = None) -> FightTable:
+    """The table on ``device``; with ``num_envs`` the per-player constants are laid out ``[B, 2]`` (what a
+    compiled frame reads fastest: one flat loop), else ``[2]`` / ``[1, 2]``."""
     R, L = 2 * NUM_SLOTS + 1, MAX_FRAMES + 1
     hit = np.zeros((R, L, 4, NUM_H), np.float32)
     group = np.zeros((R, L), np.float32)
@@ -403,6 +414,12 @@ def build_table(device: torch.device | str = "cpu") -> FightTable:
     # The firefox travel's speed per frame: libmelee recorded it straight up (locomotion_y 3.8 ... 1.3).
     t = lambda x: torch.as_tensor(np.asarray(x), dtype=torch.float32, device=device)  # noqa: E731
     attrs = Attrs(*(t([getattr(a, f) for a in attrs_rows]) for f in Attrs._fields))
+    col = torch.arange(2, device=device).view(1, 2)
+    swap = (1 - col)
+    if num_envs is not None:
+        col = col.expand(num_envs, 2).contiguous()
+        swap = (torch.arange(num_envs, device=device).view(-1, 1) * 2 + 1 - col).contiguous()
+        attrs = Attrs(*(v[col].contiguous() for v in attrs))
     return FightTable(
         hit=t(hit), group=t(group), loco_x=t(loco_x), loco_y=t(loco_y), action=t(action), length=t(length),
         attack_id=t(attack_id), landing_lag=t(landing), lcancel_lag=t(lcancel), ac_before=t(ac_lo),
@@ -410,4 +427,5 @@ def build_table(device: torch.device | str = "cpu") -> FightTable:
         jc_from=t(jc), end_row=t(end), helpless_after=t(helpless), aerial=t(aerial), ground_move=t(ground),
         stall=t(stall), aimed=t(aimed), rises=t((np.abs(loco_y).sum(1) > 0) & (aimed == 0)),
         carries=t(np.abs(loco_x).sum(1) > 0), release=t(release), throw=t(throw), first_active=t(first), reach=t(reach),
-        attack=t(attack), weight=attrs.weight, attrs=attrs)
+        attack=t(attack), weight=attrs.weight, attrs=attrs,
+        hitf=t(hit).permute(3, 2, 0, 1).contiguous(), base=col * NUM_SLOTS, swap=swap)

@@ -21,7 +21,7 @@ import torch
 
 from melee_agent.arena.env_state import PlayerState
 from melee_agent.arena.fight.fighter import DEAD_FALL, FALLING, STANDING, rows_of, set_free, slot_row, start
-from melee_agent.arena.fight.moves import AERIAL_LANDING_ACTION, AERIALS, FightTable, Slot
+from melee_agent.arena.fight.moves import AERIAL_LANDING_ACTION, AERIALS, FightTable, Slot, other
 from melee_agent.arena.fight.state import FightState, Pad
 from melee_agent.arena.knockback import decay_launch
 
@@ -54,7 +54,7 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     ground = ps.on_ground > 0
     in_move = ps.move >= 0
     stun = ps.hitstun_frames_left > 0
-    hanging = r == slot_row(ps, Slot.LEDGE_HANG)
+    hanging = r == slot_row(T, Slot.LEDGE_HANG)
     lx, ly = T.loco_x[r, af], T.loco_y[r, af]
     aimed = T.aimed[r] > 0
     stall = (T.stall[r] > 0) | hanging
@@ -66,7 +66,7 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     vx = torch.where(ground & ~(walking & ~in_move), fric, vx)
     # A move that carries its own motion (libmelee's locomotion: the game's motion for the action) replaces it.
     vx = torch.where(in_move & (T.carries[r] > 0), 0.0, vx)
-    air_ok = ~ground & ~stun & (~in_move | (T.aerial[r] > 0) | (r == slot_row(ps, Slot.UP_B)))
+    air_ok = ~ground & ~stun & (~in_move | (T.aerial[r] > 0) | (r == slot_row(T, Slot.UP_B)))
     vx = _drift(ps._replace(speed_x=vx), pad, T, air_ok & ~hanging)
     vx = torch.where(hanging | aimed, 0.0, vx)
     # Vertical: gravity to terminal speed, or the fast-fall speed; none while a move stalls or rises.
@@ -111,22 +111,22 @@ def _land(ps: PlayerState, fs: FightState, T: FightTable, land: Tensor) -> tuple
     af = ps.action_frame
     aerial = land & (T.aerial[r] > 0)
     autocancel = (af < T.ac_before[r]) | (af > T.ac_after[r])
-    lag = torch.where(autocancel, T.length[slot_row(ps, Slot.LANDING)],
+    lag = torch.where(autocancel, T.length[slot_row(T, Slot.LANDING)],
                       torch.where(fs.lcancel_left > 0, T.lcancel_lag[r], T.landing_lag[r]))
     landing_act = torch.full_like(af, float(Action.LANDING.value))
-    base = slot_row(ps, 0)
+    base = slot_row(T, 0)
     for s in AERIALS:
         landing_act = torch.where(r == base + int(s), float(AERIAL_LANDING_ACTION[s].value), landing_act)
-    helpless_rows = ((r == slot_row(ps, Slot.AIRDODGE)) | (T.aimed[r] > 0) | (r == slot_row(ps, Slot.UP_B))
-                     | (r == slot_row(ps, Slot.SIDE_B_END)))
+    helpless_rows = ((r == slot_row(T, Slot.AIRDODGE)) | (T.aimed[r] > 0) | (r == slot_row(T, Slot.UP_B))
+                     | (r == slot_row(T, Slot.SIDE_B_END)))
     special = land & ~aerial & ((fs.helpless > 0) | helpless_rows)
     stun = ps.hitstun_frames_left > 0
     normal = land & ~aerial & ~special & (ps.move < 0) & ~stun
-    ps = start(ps, aerial | normal, slot_row(ps, Slot.LANDING), T)
+    ps = start(ps, aerial | normal, slot_row(T, Slot.LANDING), T)
     ps = ps._replace(busy_left=torch.where(aerial, lag, ps.busy_left),
                      action=torch.where(aerial, torch.where(autocancel, float(Action.LANDING.value), landing_act),
                                         ps.action))
-    ps = start(ps, special, slot_row(ps, Slot.LANDING_SPECIAL), T)
+    ps = start(ps, special, slot_row(T, Slot.LANDING_SPECIAL), T)
     ps = ps._replace(on_ground=torch.where(land, 1.0, ps.on_ground), jumps_left=torch.where(land, 2.0, ps.jumps_left),
                      fast_falling=torch.where(land, 0.0, ps.fast_falling))
     fs = fs._replace(helpless=torch.where(land, 0.0, fs.helpless), lcancel_left=torch.where(land, 0.0, fs.lcancel_left))
@@ -139,15 +139,15 @@ def _catch_ledge(ps: PlayerState, fs: FightState, T: FightTable, edge: float, li
     r = rows_of(ps.move)
     x, y = ps.position_x, ps.position_y
     out = x.abs() - edge
-    rising_ok = (T.aimed[r] > 0) | (r == slot_row(ps, Slot.UP_B))
-    state_ok = ((ps.move < 0) | rising_ok | (r == slot_row(ps, Slot.SIDE_B_END)) | (r == slot_row(ps, Slot.AIRDODGE)))
-    hanging = r == slot_row(ps, Slot.LEDGE_HANG)
+    rising_ok = (T.aimed[r] > 0) | (r == slot_row(T, Slot.UP_B))
+    state_ok = ((ps.move < 0) | rising_ok | (r == slot_row(T, Slot.SIDE_B_END)) | (r == slot_row(T, Slot.AIRDODGE)))
+    hanging = r == slot_row(T, Slot.LEDGE_HANG)
     side = torch.sign(x)
     # Melee lets one fighter hang on a ledge: the other's hold on this side blocks the catch.
-    taken = (hanging & (side != 0)).flip(1) & (side.flip(1) == side)
+    taken = other(hanging & (side != 0), T) & (other(side, T) == side)
     catch = (live & (ps.on_ground == 0) & (ps.hitstun_frames_left <= 0) & state_ok & ((dy <= 0) | rising_ok)
              & (fs.ledge_wait <= 0) & (out > -4.0) & (out < LEDGE_BOX_X) & (y < 0) & (y > -LEDGE_BOX_Y) & ~taken)
-    ps = start(ps, catch, slot_row(ps, Slot.LEDGE_HANG), T)
+    ps = start(ps, catch, slot_row(T, Slot.LEDGE_HANG), T)
     zero = lambda v: torch.where(catch, 0.0, v)  # noqa: E731
     ps = ps._replace(position_x=torch.where(catch, side * (edge + LEDGE_HANG_X), x),
                      position_y=torch.where(catch, LEDGE_HANG_Y, y), speed_x=zero(ps.speed_x),
