@@ -27,13 +27,13 @@ Per level (all values are design choices, guesses shaped so that play improves l
 |---|---|---|---|---|---|---|---|---|---|---|
 | 1 | 30 | 0.010 | 0.30 | 0.00 | 0.00 | 0.60 | 0 / 200 | 0.00 | 0.0 | no |
 | 2 | 27 | 0.015 | 0.39 | 0.01 | 0.11 | 0.65 | 0 / 200 | 0.02 | 0.1 | no |
-| 3 | 23 | 0.022 | 0.48 | 0.02 | 0.22 | 0.70 | 5 / 160 | 0.04 | 0.2 | no |
-| 4 | 20 | 0.033 | 0.56 | 0.04 | 0.34 | 0.75 | 5 / 120 | 0.06 | 0.3 | no |
-| 5 | 17 | 0.049 | 0.65 | 0.06 | 0.45 | 0.80 | 10 / 80 | 0.08 | 0.4 | yes |
-| 6 | 14 | 0.073 | 0.74 | 0.09 | 0.56 | 0.85 | 10 / 60 | 0.10 | 0.5 | yes |
-| 7 | 11 | 0.11 | 0.83 | 0.13 | 0.68 | 0.90 | 15 / 45 | 0.12 | 0.6 | yes |
-| 8 | 7 | 0.16 | 0.91 | 0.19 | 0.79 | 0.95 | 15 / 35 | 0.14 | 0.7 | yes |
-| 9 | 4 | 0.24 | 1.00 | 0.28 | 0.90 | 1.00 | 20 / 30 | 0.16 | 0.8 | yes |
+| 3 | 24 | 0.022 | 0.47 | 0.02 | 0.23 | 0.70 | 5 / 160 | 0.04 | 0.2 | no |
+| 4 | 20 | 0.033 | 0.56 | 0.03 | 0.34 | 0.75 | 5 / 120 | 0.06 | 0.3 | no |
+| 5 | 17 | 0.049 | 0.65 | 0.04 | 0.45 | 0.80 | 10 / 80 | 0.08 | 0.4 | yes |
+| 6 | 14 | 0.073 | 0.74 | 0.07 | 0.56 | 0.85 | 10 / 60 | 0.10 | 0.5 | yes |
+| 7 | 10 | 0.108 | 0.82 | 0.11 | 0.68 | 0.90 | 15 / 45 | 0.12 | 0.6 | yes |
+| 8 | 7 | 0.161 | 0.91 | 0.17 | 0.79 | 0.95 | 15 / 35 | 0.14 | 0.7 | yes |
+| 9 | 4 | 0.240 | 1.00 | 0.28 | 0.90 | 1.00 | 20 / 30 | 0.16 | 0.8 | yes |
 
 (:func:`level_rows` prints this table from :data:`FIGHT_LEVELS`.) Its random numbers are the arena's
 per-environment counter draws (:mod:`melee_agent.arena.draws`), so one environment and 1,024 play
@@ -246,9 +246,9 @@ def control(state: EnvState, T: FightTable, levels: FightLevels, seed: int | Ten
     o, decided = put(o, decided, oos, z=fs.z_held[:, CPU] == 0, shield=torch.ones_like(ground))
     plan = torch.where((plan == PLAN_SHIELD) & ~keep_shield, PLAN_NONE, plan)
     # 6. Attacks in reach (facing the agent), or a short hop into an aerial.
-    neutral = ground & free & ~in_shield & (gap < -5.0)
+    neutral = ground & free & ~in_shield
     face_ok = facing == dirx
-    turn = neutral & ~face_ok & (dist < 40.0)
+    turn = neutral & ~face_ok & (dist < 40.0) & (dist > 3.0)
     o, decided = put(o, decided, turn, sx=dirx * 0.5)
     ready = neutral & face_ok & (cooldown <= 0) & (u_agg < lv.aggression)
     best_w = torch.zeros_like(mx)

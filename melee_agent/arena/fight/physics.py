@@ -28,6 +28,8 @@ from melee_agent.arena.knockback import decay_launch
 LEDGE_BOX_X = 16.0  # guess (as the dodging arena's LEDGE_CATCH_X): how far beyond the edge the ledge is caught
 LEDGE_BOX_Y = 30.0  # guess (as the dodging arena's LEDGE_CATCH_Y): how far below the stage's top
 LEDGE_HANG_X, LEDGE_HANG_Y = 3.0, -12.0  # guess: where a hanging fighter is, from the stage's corner
+PUSH_DIST = 6.0  # guess: grounded fighters closer than this push each other apart (Melee's body collision)
+PUSH_SPEED = 0.5  # guess: by this much per frame each
 WALKING = (float(Action.WALK_MIDDLE.value), float(Action.DASHING.value), float(Action.RUNNING.value))
 
 
@@ -98,6 +100,13 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
         speed_y_attack=torch.where(land, 0.0, torch.where(live, dky, ky)),
         position_x=x, position_y=torch.where(land, 0.0, y), on_ground=torch.where(lift, 0.0, ps.on_ground))
     ps, fs = _land(ps, fs, T, land)
+    # Two grounded fighters that overlap push apart (a tie puts Fox to the left); not in a grab.
+    both = (ps.on_ground > 0) & (other(ps.on_ground, T) > 0)
+    gap = ps.position_x - other(ps.position_x, T)
+    held = (r == slot_row(T, Slot.HELD)) | (other(r, T) == slot_row(T, Slot.HELD))
+    apart = torch.where(gap == 0, torch.where(T.base > 0, 1.0, -1.0), torch.sign(gap))
+    push = both & ~held & (gap.abs() < PUSH_DIST) & live
+    ps = ps._replace(position_x=torch.where(push, ps.position_x + apart * PUSH_SPEED, ps.position_x))
     walk_off = live & ground & ~on_stage
     ps = ps._replace(on_ground=torch.where(walk_off, 0.0, ps.on_ground))
     ps = set_free(ps, walk_off & (ps.move < 0) & (ps.hitstun_frames_left <= 0), FALLING)
