@@ -115,6 +115,8 @@ def fighter_policy(action_set: str) -> Policy:
         recover = torch.where(charging, aim, torch.where(
             jumps > 0, jump_in, torch.where(helpless, toward_stage, idx["b_up"])))
         recover = torch.where(~charging & (jumps > 0) & (ay > 20.0), toward_stage, recover)
+        # In hitstun it only DIs toward the stage (holding Y through it would leave no fresh press for the jump).
+        recover = torch.where(_raw(obs, "agent_hitstun") > 0, toward_stage, recover)
         # --- on stage ---
         dist = dx.abs()
         near_edge = (ax * dirx > 0) & (ax.abs() > EDGE - 12.0)
@@ -130,6 +132,9 @@ def fighter_policy(action_set: str) -> Policy:
         in_reach = (dist < 22.0) & ((oy - ay).abs() < 20.0)
         ground = torch.where(in_reach & facing_ok, close, torch.where(
             in_reach, to_opp, torch.where(near_edge, idx["a_down"], to_opp)))
+        # A from a dash is a dash attack: to smash, it stops first (one neutral macro).
+        dashing = (action == Action.DASHING.value) | (action == Action.RUNNING.value)
+        ground = torch.where(in_reach & facing_ok & dashing & (opp_pct >= 80.0), idx["none_neutral"], ground)
         ground = torch.where(holding, throw, ground)
         return torch.where(off, recover, ground).long()
 

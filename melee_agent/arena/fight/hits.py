@@ -256,5 +256,7 @@ def apply_launch(ps: PlayerState, fs: FightState, pad: Pad) -> tuple[PlayerState
     ps = ps._replace(speed_x_attack=torch.where(go, vx, ps.speed_x_attack),
                      speed_y_attack=torch.where(go, vy, ps.speed_y_attack),
                      on_ground=torch.where(up, 0.0, ps.on_ground),
+                     # Leaving the ground other than by jumping leaves only the double jump (Melee).
+                     jumps_left=torch.where(up & ground, ps.jumps_left.clamp(max=1.0), ps.jumps_left),
                      position_y=torch.where(up & ground, ps.position_y + 0.01, ps.position_y))
     return ps, fs._replace(launch_kb=torch.where(go, 0.0, fs.launch_kb))

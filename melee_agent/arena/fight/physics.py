@@ -108,7 +108,8 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     push = both & ~held & (gap.abs() < PUSH_DIST) & live
     ps = ps._replace(position_x=torch.where(push, ps.position_x + apart * PUSH_SPEED, ps.position_x))
     walk_off = live & ground & ~on_stage
-    ps = ps._replace(on_ground=torch.where(walk_off, 0.0, ps.on_ground))
+    ps = ps._replace(on_ground=torch.where(walk_off, 0.0, ps.on_ground),
+                     jumps_left=torch.where(walk_off | lift, ps.jumps_left.clamp(max=1.0), ps.jumps_left))
     ps = set_free(ps, walk_off & (ps.move < 0) & (ps.hitstun_frames_left <= 0), FALLING)
     return _catch_ledge(ps, fs, T, edge, live, dy)
 
