@@ -211,6 +211,12 @@ class FightTable:
     swap: torch.Tensor  # [B, 2] int64: flat index of the other player's column (see :func:`other`)
 
 
+@functools.cache
+def fight_table_cpu() -> FightTable:
+    """The table on the CPU, built once (for tools that draw a fight)."""
+    return build_table("cpu")
+
+
 def other(x: torch.Tensor, T: FightTable) -> torch.Tensor:
     """Each player's opponent's value: ``x.flip(1)`` for ``[B, 2]`` (or ``[B, 2, K]``) fields, as a gather
     through a flat index (which keeps a compiled frame in one flat loop over ``B * 2`` elements)."""
