@@ -27,6 +27,7 @@ from melee_agent.arena.knockback import decay_launch
 
 LEDGE_BOX_X = 16.0  # guess (as the dodging arena's LEDGE_CATCH_X): how far beyond the edge the ledge is caught
 LEDGE_BOX_Y = 30.0  # guess (as the dodging arena's LEDGE_CATCH_Y): how far below the stage's top
+LEDGE_BOX_IN = 4.0  # guess: how far inside the stage's side the box starts
 LEDGE_HANG_X, LEDGE_HANG_Y = 3.0, -12.0  # guess: where a hanging fighter is, from the stage's corner
 PUSH_DIST = 6.0  # guess: grounded fighters closer than this push each other apart (Melee's body collision)
 PUSH_SPEED = 0.5  # guess: by this much per frame each
@@ -156,7 +157,7 @@ def _catch_ledge(ps: PlayerState, fs: FightState, T: FightTable, edge: float, li
     # Melee lets one fighter hang on a ledge: the other's hold on this side blocks the catch.
     taken = other(hanging & (side != 0), T) & (other(side, T) == side)
     catch = (live & (ps.on_ground == 0) & (ps.hitstun_frames_left <= 0) & state_ok & ((dy <= 0) | rising_ok)
-             & (fs.ledge_wait <= 0) & (out > -4.0) & (out < LEDGE_BOX_X) & (y < 0) & (y > -LEDGE_BOX_Y) & ~taken)
+             & (fs.ledge_wait <= 0) & (out > -LEDGE_BOX_IN) & (out < LEDGE_BOX_X) & (y < 0) & (y > -LEDGE_BOX_Y) & ~taken)
     ps = start(ps, catch, slot_row(T, Slot.LEDGE_HANG), T)
     zero = lambda v: torch.where(catch, 0.0, v)  # noqa: E731
     ps = ps._replace(position_x=torch.where(catch, side * (edge + LEDGE_HANG_X), x),
