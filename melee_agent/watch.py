@@ -102,6 +102,24 @@ def hitbox_circles(players: PlayerState, T: Tables, p: int, env: int = 0) -> tup
                  for ox, oy, r in T.circles[move, af].tolist() if r > 0)
 
 
+def fight_hitbox_circles(players: PlayerState, p: int, env: int = 0) -> tuple[Circle, ...]:
+    """In a fight: player ``p``'s hitboxes this frame, from the fight's move table (``arena/fight/moves.py``)."""
+    from melee_agent.arena.fight.moves import NUM_SLOTS, H, fight_table_cpu  # noqa: PLC0415
+
+    move = int(players.move[env, p])
+    if move < 0:
+        return ()
+    FT = fight_table_cpu()
+    af = min(int(players.action_frame[env, p]), FT.hit.shape[1] - 1)
+    x, y, facing = (float(getattr(players, f)[env, p]) for f in ("position_x", "position_y", "facing"))
+    out = []
+    for k in range(4):
+        e = FT.hit[move if move < 2 * NUM_SLOTS else 2 * NUM_SLOTS, af, k].tolist()
+        if e[H.RADIUS] > 0 and e[H.ANYWHERE] == 0:
+            out.append(Circle(x + facing * e[H.X], y + e[H.Y], e[H.RADIUS]))
+    return tuple(out)
+
+
 def hurtbox(players: PlayerState, T: Tables, p: int, env: int = 0) -> Capsule:
     """Player ``p``'s body in environment ``env``: the capsule ``_hits`` tests hitboxes against."""
     x, y = float(players.position_x[env, p]), float(players.position_y[env, p])
@@ -131,7 +149,8 @@ def view_of(state: EnvState, T: Tables, env: int = 0) -> FrameView:
         shielding = int(ps.action[env, p]) == Action.SHIELD.value
         fighters.append(FighterView(
             name=NAMES[p], body=hurtbox(ps, T, p, env), facing=float(ps.facing[env, p]),
-            hitboxes=hitbox_circles(ps, T, p, env), intangible=bool(untouchable[env, p]),
+            hitboxes=(fight_hitbox_circles(ps, p, env) if state.fight is not None else hitbox_circles(ps, T, p, env)),
+            intangible=bool(untouchable[env, p]),
             hitstun=float(ps.hitstun_frames_left[env, p]) > 0,
             shield=float(ps.shield_strength[env, p]) if shielding else None,
             percent=float(ps.percent[env, p]), stock=int(ps.stock[env, p]),

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable
 from melee_agent.arena.env_state import AGENT, CPU, EnvState
+from melee_agent.arena.fight.frame import FightConsts, fight_frame
 from melee_agent.arena.sim import game_frame
 from melee_agent.arena.tables import Tables
 from melee_agent.rewards import frame_outcome
@@ -65,6 +66,7 @@ class FrameConsts:
     timed: bool  # the episode is a whole game: the clock's end is terminal, not a cut
     delay: int  # frames between the agent's controller state and the game reading it
     neutral: torch.Tensor  # [C]: the controller at rest (what is in flight when a game starts)
+    fight: FightConsts | None = None  # a fight's tables (game="fight": its frame is fight_frame), else None
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,10 @@ def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc
         inputs = state.inputs
         state = state._replace(inputs=torch.cat((inputs[:, 1:], ctrl.t().unsqueeze(1)), 1))
         ctrl = inputs[:, 0].t()
-    state, damage, ko = game_frame(state, ctrl, c.tables, c.levels, c.seed, c.spawn_x)
+    if c.fight is not None:
+        state, damage, ko = fight_frame(state, ctrl, c.fight, c.seed, c.spawn_x)
+    else:
+        state, damage, ko = game_frame(state, ctrl, c.tables, c.levels, c.seed, c.spawn_x)
     mf = mf + 1
     ps = state.players
     out = frame_outcome(c.untouchable, agent_action=ps.action[:, AGENT], is_noop=cur == c.noop_index,

@@ -39,6 +39,7 @@ from melee_agent.arena.async_step import FrameConsts, MacroProgress, Totals, fra
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
+from melee_agent.arena.fight.frame import FightConsts
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
 from melee_agent.arena.games import GAMES, MAX_DELAY, check_game
@@ -92,11 +93,12 @@ class Arena:
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
-            delay=delay_frames, neutral=table[:, self.noop_index, 0].clone())
+            delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
+            fight=FightConsts.build(self.device, num_envs) if self.game == "fight" else None)
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
-            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0])
+            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0], fight=self.game == "fight")
             self.state = state._replace(game=state.game._replace(
                 env_id=torch.arange(num_envs, device=self.device, dtype=torch.float32),
                 episode=torch.full((num_envs,), -1.0, device=self.device),

@@ -30,6 +30,8 @@ from typing import NamedTuple, TypeVar
 import torch
 from torch import Tensor
 
+from melee_agent.arena.fight.state import FightState
+
 AGENT, CPU = 0, 1
 """Column of each player in a ``[B, 2]`` field: the agent (Fox) and the CPU (Marth)."""
 
@@ -111,14 +113,18 @@ class EnvState(NamedTuple):
     inputs: Tensor
     """``[B, delay, C]``: the agent's controller states on their way to the game (input delay), the
     oldest first; ``[B, 0, C]`` without delay."""
+    fight: FightState | None = None
+    """What a fight keeps beyond these fields (:mod:`melee_agent.arena.fight.state`); None in the dodging game."""
 
     @classmethod
-    def zeros(cls, num_envs: int, device: torch.device, delay: int = 0, buttons: int = 1) -> EnvState:
+    def zeros(cls, num_envs: int, device: torch.device, delay: int = 0, buttons: int = 1,
+              fight: bool = False) -> EnvState:
         """All fields 0 (an arena then resets it into real games); ``delay`` frames of ``buttons`` columns in flight."""
         z2 = lambda: torch.zeros(num_envs, 2, device=device)  # noqa: E731
         z1 = lambda: torch.zeros(num_envs, device=device)  # noqa: E731
         return cls(PlayerState(*(z2() for _ in PlayerState._fields)), GameState(*(z1() for _ in GameState._fields)),
-                   torch.zeros(num_envs, delay, buttons, device=device))
+                   torch.zeros(num_envs, delay, buttons, device=device),
+                   FightState.zeros(num_envs, device) if fight else None)
 
 
 def put(field: Tensor, p: int, value: Tensor | float) -> Tensor:
@@ -132,14 +138,15 @@ def put(field: Tensor, p: int, value: Tensor | float) -> Tensor:
     return torch.stack(parts, 1)
 
 
-_T = TypeVar("_T", EnvState, PlayerState, GameState)
+_T = TypeVar("_T", EnvState, PlayerState, GameState, FightState)
 
 
 def where(mask: Tensor, new: _T, old: _T) -> _T:
     """Per environment (``mask`` ``[B]`` bool): ``new``'s fields where it holds, ``old``'s elsewhere."""
     if isinstance(new, EnvState):
+        fight = None if new.fight is None else where(mask, new.fight, old.fight)
         return EnvState(contiguous(where(mask, new.players, old.players)), where(mask, new.game, old.game),
-                        torch.where(mask.view(-1, 1, 1), new.inputs, old.inputs))
+                        torch.where(mask.view(-1, 1, 1), new.inputs, old.inputs), fight)
     return type(new)(*(torch.where(mask.view(-1, *([1] * (n.dim() - 1))), n, o) for n, o in zip(new, old)))
 
 

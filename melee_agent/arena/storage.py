@@ -42,7 +42,9 @@ def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix, neutr
         position_x=torch.stack((ax, cx), 1), facing=torch.stack((side, -side), 1),
         action=both(float(Action.STANDING.value)), move=both(NO_MOVE), action_frame=both(1.0),
         on_ground=both(1.0), jumps_left=both(2.0), stock=both(4.0), shield_strength=both(d.SHIELD_MAX))
-    return EnvState(where(mask, fresh, state.players), g, torch.where(mask.view(-1, 1, 1), neutral, state.inputs))
+    fight = None if state.fight is None else where(mask, state.fight.fresh(), state.fight)
+    return EnvState(where(mask, fresh, state.players), g, torch.where(mask.view(-1, 1, 1), neutral, state.inputs),
+                    fight)
 
 
 def observe(players: PlayerState, previous_action: Tensor, T: Tables, num_actions: int) -> Tensor:

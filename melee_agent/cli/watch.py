@@ -27,7 +27,7 @@ from melee_agent.watch import Painter, clock, palette_image, view_of
 from melee_agent.cli import flags
 
 GAME_FPS = 60
-SCRIPTED = ("noop", "random", "dodger")
+SCRIPTED = ("noop", "random", "dodger", "fighter")
 END_HOLD_MS = 1_000  # a GIF loops: the frame that ended the game stays a second before it does
 
 
@@ -58,7 +58,7 @@ class WatchResult(NamedTuple):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("watch", help="draw one arena game as a GIF or MP4: stage, hurtboxes, hitboxes, HUD")
     p.add_argument("--policy", default="random",
-                   help="MODEL.safetensors, or a scripted policy: noop, random, dodger (default: %(default)s)")
+                   help="MODEL.safetensors, or a scripted policy: noop, random, dodger, fighter (default: %(default)s)")
     p.add_argument("--cpu-level", default="9", help="the CPU's level, 1-9 (default: %(default)s)")
     p.add_argument("--game", default="dodge",
                    help="dodge (the arena's task: the episode ends at the first hit) or fight (a whole "

@@ -1,0 +1,119 @@
+"""One fight frame for B environments: timers -> controllers -> actions -> movement -> hits -> shields -> KOs.
+
+:func:`fight_frame` has the signature and result of the dodging game's
+:func:`~melee_agent.arena.sim.game_frame` (a :class:`~melee_agent.arena.sim.FrameResult`), so
+the arena's frame loop (:func:`melee_agent.arena.async_step.frame_async`) runs either. Everything is
+elementwise over environments: B = 1 and B = 1,024 play the same games.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import melee
+import torch
+from melee.enums import Action
+from torch import Tensor
+
+from melee_agent.arena.env_state import CPU, EnvState, PlayerState, contiguous
+from melee_agent.arena.fight import fighter, hits, marth_cpu, physics
+from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
+from melee_agent.arena.fight.moves import FightTable, Slot, build_table
+from melee_agent.arena.fight.state import FightState, Pad
+from melee_agent.arena.sim import FrameResult
+
+_FD = melee.enums.Stage.FINAL_DESTINATION
+EDGE = float(melee.stages.EDGE_GROUND_POSITION[_FD])  # libmelee stages.py: Final Destination's edge, 85.5657
+BLAST_LEFT, BLAST_RIGHT, BLAST_TOP, BLAST_BOTTOM = (float(v) for v in melee.stages.BLASTZONES[_FD])  # stages.py
+RESPAWN_INVULNERABLE = 120  # SmashWiki: 120 frames of invincibility after respawning (DESIGN.md)
+SHIELD_MAX = 60.0  # SmashWiki shield: 60 HP
+SHIELD_DECAY = 0.28  # SmashWiki shield: -0.28 per frame while held
+SHIELD_REGEN = 0.07  # SmashWiki shield: +0.07 per frame while not held
+
+
+@dataclass(frozen=True)
+class FightConsts:
+    """What a fight frame needs besides the state, built once per arena."""
+
+    table: FightTable
+    levels: marth_cpu.FightLevels
+
+    @classmethod
+    def build(cls, device: torch.device, num_envs: int) -> FightConsts:
+        return cls(build_table(device, num_envs), marth_cpu.FightLevels.build(device))
+
+
+def count_down(state: EnvState) -> tuple[EnvState, Tensor]:
+    """A new frame: frames count up and timers down, except for a fighter frozen in hitlag."""
+    ps, fs, g = state.players, state.fight, state.game
+    frozen = fs.hitlag_left > 0
+    live = ~frozen
+    dec = lambda v: torch.where(live, (v - 1).clamp(min=0), v)  # noqa: E731
+    stun_ends = live & (ps.hitstun_frames_left == 1)
+    ps = ps._replace(action_frame=torch.where(live, ps.action_frame + 1, ps.action_frame),
+                     hitstun_frames_left=dec(ps.hitstun_frames_left), busy_left=dec(ps.busy_left),
+                     invulnerability_left=(ps.invulnerability_left - 1).clamp(min=0))
+    ps = physics.free_after_stun(ps, stun_ends)
+    fs = fs._replace(hitlag_left=(fs.hitlag_left - 1).clamp(min=0), lcancel_left=(fs.lcancel_left - 1).clamp(min=0),
+                     ledge_wait=(fs.ledge_wait - 1).clamp(min=0), grab_left=dec(fs.grab_left))
+    g = g._replace(tick=g.tick + 1, episode_frame=g.episode_frame + 1)
+    return state._replace(players=ps, fight=fs, game=g), frozen
+
+
+def _shields(ps: PlayerState, T: FightTable) -> PlayerState:
+    """Shields shrink while held and grow back otherwise (SmashWiki rates); at 0 the shield breaks."""
+    holding = (ps.action == float(Action.SHIELD.value)) & (ps.move < 0)
+    value = torch.where(holding, ps.shield_strength - SHIELD_DECAY, (ps.shield_strength + SHIELD_REGEN).clamp(max=SHIELD_MAX))
+    broken = holding & (value <= 0)
+    ps = ps._replace(shield_strength=torch.where(broken, hits.SHIELD_AFTER_BREAK, value))
+    return start(ps, broken, slot_row(T, Slot.SHIELD_BREAK), T)
+
+
+def beyond(ps: PlayerState) -> Tensor:
+    """``[B, 2]``: past a blast zone."""
+    x, y = ps.position_x, ps.position_y
+    return (x < BLAST_LEFT) | (x > BLAST_RIGHT) | (y > BLAST_TOP) | (y < BLAST_BOTTOM)
+
+
+def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: Tensor) -> tuple[PlayerState, FightState, Tensor]:
+    """KOs past Final Destination's blast zones (after this frame's movement, or already before it): a stock
+    lost, a respawn with 120 frames of invincibility."""
+    x = ps.position_x
+    ko = beyond(ps) | was_beyond
+    # The revival platform is left out: the fighter reappears standing at its spawn spot (as in the dodging arena).
+    reset = dict(position_y=0.0, speed_x=0.0, speed_y=0.0, speed_x_attack=0.0, speed_y_attack=0.0, percent=0.0,
+                 on_ground=1.0, jumps_left=2.0, hitstun_frames_left=0.0, fast_falling=0.0, hit_done=0.0,
+                 shield_strength=SHIELD_MAX, invulnerability_left=float(RESPAWN_INVULNERABLE))
+    ps = ps._replace(stock=ps.stock - ko.float(), position_x=torch.where(ko, spawn_x, x),
+                     **{k: torch.where(ko, v, getattr(ps, k)) for k, v in reset.items()})
+    ps = set_free(ps, ko, STANDING)
+    fresh = fs.fresh()
+    keep = ("stale", "a_held", "b_held", "z_held", "shield_held", "stick_x_prev", "stick_y_prev", "cpu_plan", "cpu_timer")
+    fs = fs._replace(**{k: torch.where(ko, getattr(fresh, k), getattr(fs, k)) for k in fs._fields if k not in keep})
+    return ps, fs, ko
+
+
+def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | Tensor, spawn_x: Tensor) -> FrameResult:
+    """Advance every fight one frame; ``ctrl`` is the agent's controller state ``[len(TABLE_COLUMNS), B]``."""
+    was_beyond = beyond(state.players)
+    state, frozen = count_down(state)
+    cpu = marth_cpu.control(state, consts.table, consts.levels, seed, EDGE)
+    state = state._replace(fight=cpu.fight, game=state.game._replace(cpu_cooldown=cpu.cooldown))
+    pad = Pad(*(torch.stack((fox, marth), 1) for fox, marth in zip(fighter.agent_pad(ctrl), cpu[:7])))
+    return play(state, pad, frozen, consts.table, spawn_x, was_beyond)
+
+
+def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tensor,
+         was_beyond: Tensor | None = None) -> FrameResult:
+    """The rest of a frame once both controllers are known (after :func:`count_down`): what tests drive directly."""
+    ps, fs = fighter.advance(state.players, state.fight, pad, T, EDGE, frozen)
+    ps, fs = physics.step(ps, fs, pad, T, EDGE, frozen)
+    ps, fs, damage = hits.resolve(ps, fs, T, frozen)
+    ps, fs = hits.apply_launch(ps, fs, pad)
+    ps = _shields(ps, T)
+    ps, fs, ko = _blast_zones(ps, fs, spawn_x, torch.zeros_like(frozen) if was_beyond is None else was_beyond)
+    return FrameResult(state._replace(players=contiguous(ps), fight=FightState(*(t.contiguous() for t in fs))),
+                       damage, ko)
+
+
+__all__ = ["fight_frame", "play", "count_down", "FightConsts", "EDGE", "CPU"]

@@ -1,0 +1,179 @@
+"""Movement for both fighters: speeds, gravity, moves' own motion, launches, landing, walls and ledges.
+
+Numbers come from the game's character attributes (gamedata ``characters.csv``: gravity, terminal
+and fast-fall speed, air mobility, air speed, friction), the moves' per-frame motion (libmelee
+``framedata.csv`` locomotion), launch-speed decay (:func:`melee_agent.arena.knockback.decay_launch`)
+and Final Destination's geometry (libmelee ``stages.py``). Landing ends an aerial in its landing lag,
+halved by an L-cancel press in the 7 frames before (gamedata ``lcancel_landing_lag``), or the normal
+landing inside its autocancel window.
+
+Simplifications (guesses): Final Destination is a block whose sides are walls down to any depth (a
+fighter below the stage's top is pushed out to its side); the ledge is caught in a box beside the
+stage's corner; only one fighter hangs on a ledge at a time (as in Melee); no knockdowns or techs
+(a fighter landing in hitstun stays in hitstun on the ground); no platform.
+"""
+
+from __future__ import annotations
+
+from melee.enums import Action
+from torch import Tensor
+import torch
+
+from melee_agent.arena.env_state import PlayerState
+from melee_agent.arena.fight.fighter import DEAD_FALL, FALLING, STANDING, rows_of, set_free, slot_row, start
+from melee_agent.arena.fight.moves import AERIAL_LANDING_ACTION, AERIALS, FightTable, Slot, other
+from melee_agent.arena.fight.state import FightState, Pad
+from melee_agent.arena.knockback import decay_launch
+
+LEDGE_BOX_X = 16.0  # guess (as the dodging arena's LEDGE_CATCH_X): how far beyond the edge the ledge is caught
+LEDGE_BOX_Y = 30.0  # guess (as the dodging arena's LEDGE_CATCH_Y): how far below the stage's top
+LEDGE_BOX_IN = 4.0  # guess: how far inside the stage's side the box starts
+LEDGE_HANG_X, LEDGE_HANG_Y = 3.0, -12.0  # guess: where a hanging fighter is, from the stage's corner
+PUSH_DIST = 6.0  # guess: grounded fighters closer than this push each other apart (Melee's body collision)
+PUSH_SPEED = 0.5  # guess: by this much per frame each
+WALKING = (float(Action.WALK_MIDDLE.value), float(Action.DASHING.value), float(Action.RUNNING.value))
+
+
+def _drift(ps: PlayerState, pad: Pad, T: FightTable, ok: Tensor) -> Tensor:
+    """Horizontal air speed: the stick accelerates (air_mobility_a x stick + air_mobility_b), up to
+    air_speed_max x |stick|; otherwise air friction slows it (gamedata; the exact formula is a guess)."""
+    A = T.attrs
+    vx = ps.speed_x
+    push = pad.sx.abs() > 0.2
+    target = A.air_speed_max * pad.sx
+    acc = A.air_mobility_a * pad.sx + A.air_mobility_b * torch.sign(pad.sx)
+    moved = torch.where((vx - target) * torch.sign(pad.sx) < 0, torch.where(
+        pad.sx > 0, torch.minimum(vx + acc, target), torch.maximum(vx + acc, target)), vx)
+    slowed = vx - torch.sign(vx) * torch.clamp(vx.abs(), max=A.air_friction)
+    return torch.where(ok, torch.where(push, moved, slowed), vx)
+
+
+def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
+         frozen: Tensor) -> tuple[PlayerState, FightState]:
+    live = ~frozen
+    A = T.attrs
+    r = rows_of(ps.move)
+    af = ps.action_frame.long().clamp(max=T.loco_x.shape[1] - 1)
+    ground = ps.on_ground > 0
+    in_move = ps.move >= 0
+    stun = ps.hitstun_frames_left > 0
+    hanging = r == slot_row(T, Slot.LEDGE_HANG)
+    lx, ly = T.loco_x[r, af], T.loco_y[r, af]
+    aimed = T.aimed[r] > 0
+    stall = (T.stall[r] > 0) | hanging
+    own_y = T.rises[r] > 0  # moves that carry their own rise (dolphin slash)
+    # Ground: walking and dashing keep their speed, anything else slides to a stop by friction.
+    walking = (ps.action == WALKING[0]) | (ps.action == WALKING[1]) | (ps.action == WALKING[2])
+    vx = ps.speed_x
+    fric = vx - torch.sign(vx) * torch.clamp(vx.abs(), max=A.friction)
+    vx = torch.where(ground & ~(walking & ~in_move), fric, vx)
+    # A move that carries its own motion (libmelee's locomotion: the game's motion for the action) replaces it.
+    vx = torch.where(in_move & (T.carries[r] > 0), 0.0, vx)
+    air_ok = ~ground & ~stun & (~in_move | (T.aerial[r] > 0) | (r == slot_row(T, Slot.UP_B)))
+    vx = _drift(ps._replace(speed_x=vx), pad, T, air_ok & ~hanging)
+    vx = torch.where(hanging | aimed, 0.0, vx)
+    # Vertical: gravity to terminal speed, or the fast-fall speed; none while a move stalls or rises.
+    vy = torch.where(ground | stall | own_y | aimed, 0.0, torch.maximum(ps.speed_y - A.gravity, -A.terminal_velocity))
+    ff = (ps.fast_falling > 0) & ~ground & (vy < 0)
+    vy = torch.where(ff, -A.fast_fall_velocity, vy)
+    # The firefox flies along its aim at the speed libmelee recorded for it (locomotion_y of the travel).
+    move_x = torch.where(aimed, torch.cos(fs.aim) * ly, ps.facing * lx)
+    move_y = torch.where(aimed, torch.sin(fs.aim) * ly, torch.where(own_y, ly, 0.0))
+    kx, ky = ps.speed_x_attack, ps.speed_y_attack
+    dkx, dky = decay_launch(kx, ky)
+    # A move that rises (the firefox aimed up, the dolphin slash) lifts a grounded fighter off the stage;
+    # aimed down on the ground it slides along it.
+    lift = live & ground & (move_y > 0)
+    ground = ground & ~lift
+    dx = torch.where(live, vx + move_x + kx, 0.0)
+    dy = torch.where(live & ~ground, vy + move_y + ky, 0.0)
+    x0, y0 = ps.position_x, ps.position_y
+    x, y = x0 + dx, y0 + dy
+    # Grounded moves and dodges stop at the ledge rather than carrying off stage.
+    x = torch.where(ground & in_move, x.clamp(-edge, edge), x)
+    # The stage's sides are walls: an airborne fighter below the top is pushed out to the side.
+    inside = ~ground & (y < -0.5) & (x.abs() < edge) & ~((y0 >= 0) & (x0.abs() <= edge))
+    x = torch.where(inside, torch.sign(x0 + (x0 == 0).float()) * edge, x)
+    on_stage = x.abs() <= edge
+    land = live & ~ground & (y <= 0) & (y0 >= -0.5) & on_stage & (dy <= 0)
+    ps = ps._replace(speed_x=torch.where(live, vx, ps.speed_x), speed_y=torch.where(live & ~land, vy, torch.where(
+        land, 0.0, ps.speed_y)), speed_x_attack=torch.where(live, dkx, kx),
+        speed_y_attack=torch.where(land, 0.0, torch.where(live, dky, ky)),
+        position_x=x, position_y=torch.where(land, 0.0, y), on_ground=torch.where(lift, 0.0, ps.on_ground))
+    ps, fs = _land(ps, fs, T, land)
+    # Two grounded fighters that overlap push apart (a tie puts Fox to the left); not in a grab.
+    both = (ps.on_ground > 0) & (other(ps.on_ground, T) > 0)
+    gap = ps.position_x - other(ps.position_x, T)
+    held = (r == slot_row(T, Slot.HELD)) | (other(r, T) == slot_row(T, Slot.HELD))
+    apart = torch.where(gap == 0, torch.where(T.base > 0, 1.0, -1.0), torch.sign(gap))
+    push = both & ~held & (gap.abs() < PUSH_DIST) & live
+    ps = ps._replace(position_x=torch.where(push, ps.position_x + apart * PUSH_SPEED, ps.position_x))
+    walk_off = live & ground & ~on_stage
+    ps = ps._replace(on_ground=torch.where(walk_off, 0.0, ps.on_ground),
+                     jumps_left=torch.where(walk_off | lift, ps.jumps_left.clamp(max=1.0), ps.jumps_left))
+    ps = set_free(ps, walk_off & (ps.move < 0) & (ps.hitstun_frames_left <= 0), FALLING)
+    return _catch_ledge(ps, fs, T, edge, live, dy)
+
+
+def _land(ps: PlayerState, fs: FightState, T: FightTable, land: Tensor) -> tuple[PlayerState, FightState]:
+    """Touching down: an aerial's landing lag (L-cancelled or autocancelled), a helpless fighter's special
+    landing, the normal landing from a jump or a fall; a fighter in hitstun stays in it."""
+    r = rows_of(ps.move)
+    af = ps.action_frame
+    aerial = land & (T.aerial[r] > 0)
+    autocancel = (af < T.ac_before[r]) | (af > T.ac_after[r])
+    lag = torch.where(autocancel, T.length[slot_row(T, Slot.LANDING)],
+                      torch.where(fs.lcancel_left > 0, T.lcancel_lag[r], T.landing_lag[r]))
+    landing_act = torch.full_like(af, float(Action.LANDING.value))
+    base = slot_row(T, 0)
+    for s in AERIALS:
+        landing_act = torch.where(r == base + int(s), float(AERIAL_LANDING_ACTION[s].value), landing_act)
+    helpless_rows = ((r == slot_row(T, Slot.AIRDODGE)) | (T.aimed[r] > 0) | (r == slot_row(T, Slot.UP_B))
+                     | (r == slot_row(T, Slot.SIDE_B_END)))
+    special = land & ~aerial & ((fs.helpless > 0) | helpless_rows)
+    stun = ps.hitstun_frames_left > 0
+    normal = land & ~aerial & ~special & (ps.move < 0) & ~stun
+    ps = start(ps, aerial | normal, slot_row(T, Slot.LANDING), T)
+    ps = ps._replace(busy_left=torch.where(aerial, lag, ps.busy_left),
+                     action=torch.where(aerial, torch.where(autocancel, float(Action.LANDING.value), landing_act),
+                                        ps.action))
+    ps = start(ps, special, slot_row(T, Slot.LANDING_SPECIAL), T)
+    ps = ps._replace(on_ground=torch.where(land, 1.0, ps.on_ground), jumps_left=torch.where(land, 2.0, ps.jumps_left),
+                     fast_falling=torch.where(land, 0.0, ps.fast_falling))
+    fs = fs._replace(helpless=torch.where(land, 0.0, fs.helpless), lcancel_left=torch.where(land, 0.0, fs.lcancel_left))
+    return ps, fs
+
+
+def _catch_ledge(ps: PlayerState, fs: FightState, T: FightTable, edge: float, live: Tensor,
+                 dy: Tensor) -> tuple[PlayerState, FightState]:
+    """An airborne fighter falling (or flying an up-B) into the box beside a corner hangs on that ledge."""
+    r = rows_of(ps.move)
+    x, y = ps.position_x, ps.position_y
+    out = x.abs() - edge
+    rising_ok = (T.aimed[r] > 0) | (r == slot_row(T, Slot.UP_B))
+    state_ok = ((ps.move < 0) | rising_ok | (r == slot_row(T, Slot.SIDE_B_END)) | (r == slot_row(T, Slot.AIRDODGE)))
+    hanging = r == slot_row(T, Slot.LEDGE_HANG)
+    side = torch.sign(x)
+    # Melee lets one fighter hang on a ledge: the other's hold on this side blocks the catch.
+    taken = other(hanging & (side != 0), T) & (other(side, T) == side)
+    catch = (live & (ps.on_ground == 0) & (ps.hitstun_frames_left <= 0) & state_ok & ((dy <= 0) | rising_ok)
+             & (fs.ledge_wait <= 0) & (out > -LEDGE_BOX_IN) & (out < LEDGE_BOX_X) & (y < 0) & (y > -LEDGE_BOX_Y) & ~taken)
+    ps = start(ps, catch, slot_row(T, Slot.LEDGE_HANG), T)
+    zero = lambda v: torch.where(catch, 0.0, v)  # noqa: E731
+    ps = ps._replace(position_x=torch.where(catch, side * (edge + LEDGE_HANG_X), x),
+                     position_y=torch.where(catch, LEDGE_HANG_Y, y), speed_x=zero(ps.speed_x),
+                     speed_y=zero(ps.speed_y), speed_x_attack=zero(ps.speed_x_attack),
+                     speed_y_attack=zero(ps.speed_y_attack), fast_falling=zero(ps.fast_falling),
+                     facing=torch.where(catch, -side, ps.facing),
+                     jumps_left=torch.where(catch, 1.0, ps.jumps_left))  # Melee: the ledge gives back the double jump
+    fs = fs._replace(helpless=zero(fs.helpless))
+    return ps, fs
+
+
+def free_after_stun(ps: PlayerState, ended: Tensor) -> PlayerState:
+    """Hitstun (not shieldstun) over: standing on the ground, falling in the air."""
+    done = ended & (ps.move < 0) & (ps.action != float(Action.SHIELD.value))
+    return set_free(ps, done, torch.where(ps.on_ground > 0, STANDING, FALLING))
+
+
+__all__ = ["step", "free_after_stun", "DEAD_FALL"]

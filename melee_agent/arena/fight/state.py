@@ -1,0 +1,85 @@
+"""What a fight keeps beyond the dodging game's fields, and the controller state both fighters read.
+
+:class:`FightState` rides in :class:`~melee_agent.arena.env_state.EnvState` (its ``fight`` field,
+``None`` in the dodging game). Per-player fields are ``[B, 2]`` float32 like
+:class:`~melee_agent.arena.env_state.PlayerState`'s; ``stale`` is ``[B, 2, 9]``; the CPU's own
+fields are ``[B]``.
+
+Example::
+
+    >>> import torch
+    >>> f = FightState.zeros(3, torch.device("cpu"))
+    >>> f.stale.shape, f.hitlag_left.shape, f.cpu_plan.shape
+    (torch.Size([3, 2, 9]), torch.Size([3, 2]), torch.Size([3]))
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from melee_agent.arena.knockback import STALE_QUEUE
+
+
+class FightState(NamedTuple):
+    hitlag_left: Tensor
+    """Hitlag frames left: the player is frozen (both attacker and victim), [B, 2]."""
+    launch_kb: Tensor
+    """Knockback of a hit whose launch waits for the end of hitlag (0: none pending)."""
+    launch_angle: Tensor
+    """Its angle in degrees (Sakurai angle resolved), as for a launch to the right."""
+    launch_dir: Tensor
+    """+1 / -1: the attacker's facing (mirrors the launch)."""
+    stale: Tensor
+    """[B, 2, 9]: the attack ids of each player's last 9 moves that connected, most recent first."""
+    grab_left: Tensor
+    """The holder's frames left before the held opponent breaks free."""
+    lcancel_left: Tensor
+    """Frames left of an L-cancel press (L, R or Z within 7 frames before landing)."""
+    a_held: Tensor
+    """1 if A was held last frame (an attack needs a fresh press); likewise B, Z and shield."""
+    b_held: Tensor
+    z_held: Tensor
+    shield_held: Tensor
+    stick_x_prev: Tensor
+    """The main stick last frame, in [-1, 1] (a smash needs the stick to move this frame)."""
+    stick_y_prev: Tensor
+    helpless: Tensor
+    """1 in special fall (after an up-B, illusion or air dodge) until landing or the ledge."""
+    ledge_wait: Tensor
+    """Frames before the ledge can be caught again (after letting go)."""
+    aim: Tensor
+    """The firefox's angle in radians, read from the stick when its charge ends."""
+    cpu_plan: Tensor
+    """[B] the CPU's current plan (see :mod:`.marth_cpu`)."""
+    cpu_timer: Tensor
+    """[B] frames the CPU has followed it."""
+
+    @classmethod
+    def zeros(cls, num_envs: int, device: torch.device) -> FightState:
+        fields = {}
+        for name in cls._fields:
+            shape = (num_envs, 2, STALE_QUEUE) if name == "stale" else (
+                (num_envs,) if name.startswith("cpu_") else (num_envs, 2))
+            fields[name] = torch.zeros(shape, device=device)
+        fields["launch_dir"] = fields["launch_dir"] + 1.0
+        return cls(**fields)
+
+    def fresh(self) -> FightState:
+        """A new game's values, shaped as this state."""
+        return FightState(*(torch.ones_like(v) if name == "launch_dir" else torch.zeros_like(v)
+                            for name, v in zip(self._fields, self)))
+
+
+class Pad(NamedTuple):
+    """One frame's controller state of both fighters, ``[B, 2]`` each (column 0 Fox, 1 Marth)."""
+
+    a: Tensor  # bool
+    b: Tensor
+    jump: Tensor  # X or Y
+    z: Tensor
+    shield: Tensor  # L or R, digital or analog
+    sx: Tensor  # main stick x in [-1, 1] (libmelee's [0, 1] around 0.5, doubled)
+    sy: Tensor

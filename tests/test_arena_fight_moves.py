@@ -1,0 +1,107 @@
+"""Fight mechanics: L-cancel, shields, grabs and throws, the firefox to the ledge."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from melee.enums import Action, Character
+
+from melee_agent.arena import gamedata as gd
+from melee_agent.arena.fight.moves import Slot
+from tests.fight_kit import AGENT, CPU, EDGE, fight, frames, place, slot_of
+
+FALLING = float(Action.FALLING.value)
+
+
+@pytest.mark.parametrize("lcancel", [False, True])
+def test_l_cancel_halves_an_aerials_landing_lag(lcancel):
+    env = fight()
+    place(env, CPU, position_x=-60.0)
+    place(env, AGENT, position_x=40.0, position_y=20.0, on_ground=0.0, facing=1.0, action=FALLING)
+    frames(env, 1, fox_first={"a": 1})  # nair, falling from 20 units: it lands mid-move (frame ~13)
+    landed_at = None
+    for _ in range(30):
+        low = env.state.players.position_y[0, AGENT].item() < 8.0
+        frames(env, 1, fox={"shield": 1} if (lcancel and low) else {})
+        if env.state.players.on_ground[0, AGENT].item() > 0:
+            landed_at = env.state.players.busy_left[0, AGENT].item()
+            break
+    nair = gd.move(Character.FOX, Action.NAIR)  # landing lag 15, L-cancelled 7 (gamedata)
+    assert env.state.players.action[0, AGENT].item() == Action.NAIR_LANDING.value
+    assert landed_at == (nair.lcancel_landing_lag if lcancel else nair.landing_lag)
+
+
+def test_a_shield_takes_damage_and_breaks():
+    env = fight()
+    place(env, AGENT, position_x=0.0, facing=1.0)
+    place(env, CPU, position_x=8.0, facing=-1.0)
+    frames(env, 2, marth={"shield": 1})
+    assert env.state.players.action[0, CPU].item() == Action.SHIELD.value
+    before = env.state.players.shield_strength[0, CPU].item()
+    taken = frames(env, 3, fox_first={"a": 1}, marth={"shield": 1})
+    after = env.state.players.shield_strength[0, CPU].item()
+    assert taken[0, CPU].item() == 0  # a shielded hit deals no damage...
+    assert before - after == pytest.approx(4.0 + 3 * 0.28, abs=1e-4)  # ...but 4 off the shield (plus its decay)
+    assert env.state.players.hitstun_frames_left[0, CPU].item() > 0  # shieldstun
+    frames(env, 30, marth={"shield": 1})
+    env.state = env.state._replace(players=env.state.players._replace(
+        shield_strength=torch.tensor([[60.0, 2.0]])))
+    frames(env, 3, fox_first={"a": 1}, marth={"shield": 1})
+    assert slot_of(env, CPU).item() == Slot.SHIELD_BREAK
+
+
+def test_a_grab_and_a_forward_throw():
+    env = fight()
+    place(env, AGENT, position_x=0.0, facing=1.0)
+    place(env, CPU, position_x=10.0, facing=-1.0, percent=50.0)
+    frames(env, 8, fox_first={"z": 1})
+    assert slot_of(env, AGENT).item() == Slot.GRAB_HOLD and slot_of(env, CPU).item() == Slot.HELD
+    thrown = frames(env, 20, fox_first={"sx": 1.0})
+    t = gd.throw(Character.FOX, Action.THROW_FORWARD)  # 3%, 45 degrees, released on frame 11
+    assert thrown[0, CPU].item() == pytest.approx(t.damage)
+    assert env.state.players.percent[0, CPU].item() == pytest.approx(50.0 + t.damage)
+    assert env.state.players.hitstun_frames_left[0, CPU].item() > 0
+    assert env.state.players.position_x[0, CPU].item() > 20.0  # launched forward
+
+
+def test_a_pummel_damages_the_held_fighter():
+    env = fight()
+    place(env, AGENT, position_x=0.0, facing=1.0)
+    place(env, CPU, position_x=10.0, facing=-1.0)
+    frames(env, 8, fox_first={"z": 1})
+    taken = frames(env, 10, fox_first={"a": 1})
+    assert taken[0, CPU].item() == 3.0 and slot_of(env, CPU).item() == Slot.HELD
+
+
+def test_the_firefox_recovers_to_the_ledge_from_below_and_fox_gets_up():
+    env = fight()
+    place(env, CPU, position_x=-40.0)
+    place(env, AGENT, position_x=EDGE + 12.0, position_y=-60.0, on_ground=0.0, facing=-1.0, action=FALLING,
+          jumps_left=0.0)
+    frames(env, 1, fox_first={"b": 1, "sy": 1.0}, fox={"sy": 1.0})
+    assert slot_of(env, AGENT).item() == Slot.UP_B
+    hung = False
+    for _ in range(100):
+        frames(env, 1, fox={"sy": 1.0})
+        if slot_of(env, AGENT).item() == Slot.LEDGE_HANG:
+            hung = True
+            break
+    assert hung, env.state.players
+    frames(env, 5)
+    frames(env, 40, fox={"sx": -1.0})  # toward the stage: get up
+    ps = env.state.players
+    assert ps.on_ground[0, AGENT].item() == 1 and abs(ps.position_x[0, AGENT].item()) < EDGE
+    assert ps.stock[0, AGENT].item() == 4
+
+
+def test_a_double_jump_and_fast_fall():
+    env = fight()
+    place(env, CPU, position_x=-40.0)
+    place(env, AGENT, position_x=30.0, position_y=30.0, on_ground=0.0, action=FALLING, jumps_left=1.0)
+    frames(env, 1, fox={"jump": 1})
+    a = gd.attributes(Character.FOX)
+    assert env.state.players.speed_y[0, AGENT].item() == pytest.approx(a.jump_v * a.air_jump_multiplier - a.gravity)
+    assert env.state.players.jumps_left[0, AGENT].item() == 0
+    frames(env, 25)
+    frames(env, 1, fox={"sy": -1.0})
+    assert env.state.players.speed_y[0, AGENT].item() == pytest.approx(-a.fast_fall_velocity)
