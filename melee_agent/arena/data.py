@@ -8,9 +8,14 @@ Sources, named beside each number:
   Marth's attacks, Fox's rolls, spot dodge and shine;
 * ``stages.py`` (libmelee): Final Destination's edges and blast zones;
 * ``enums.Action`` (libmelee): action ids;
-* SmashWiki frame lists for what libmelee does not carry (intangibility windows, weights,
-  damage and knockback values, jump-squat and landing lag). Values marked ``guess`` could not be
-  checked against a source here.
+* ``gamedata/`` (:mod:`melee_agent.arena.gamedata`: the game's own files, BroccoliRaab/meleedb's
+  dump): every move's damage, angle, base and growth knockback and set knockback, per frame and
+  hitbox id; the characters' weights;
+* SmashWiki frame lists for what neither carries (intangibility windows, jump-squat and landing
+  lag). Values marked ``guess`` could not be checked against a source here.
+
+The hit formulas (knockback, hitstun, launch speed and its decay, the Sakurai angle) are in
+:mod:`melee_agent.arena.knockback`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from importlib import resources
 import melee
 import numpy as np
 from melee.enums import Action, Character
+
+from melee_agent.arena import gamedata
 
 A = Action  # short alias for tables below
 
@@ -63,7 +70,8 @@ EDGE = float(melee.stages.EDGE_GROUND_POSITION[STAGE])  # 85.5657
 BLAST_LEFT, BLAST_RIGHT, BLAST_TOP, BLAST_BOTTOM = (float(v) for v in melee.stages.BLASTZONES[STAGE])
 
 # --- numbers libmelee does not carry (SmashWiki, SSBM pages of Fox and Marth) ---
-FOX_WEIGHT, MARTH_WEIGHT = 75.0, 87.0  # SmashWiki "Weight": Fox 75, Marth 87
+# gamedata characters.csv (meleedb character_attributes `weight`): Fox 75, Marth 87
+FOX_WEIGHT, MARTH_WEIGHT = gamedata.attributes(Character.FOX).weight, gamedata.attributes(Character.MARTH).weight
 FOX_JUMP_SPEED = 3.68  # SmashWiki Fox: full-hop initial vertical velocity 3.68
 FOX_JUMPSQUAT = 3  # SmashWiki Fox: jump squat 3 frames
 FOX_DASH_SPEED = 2.2  # SmashWiki Fox: dash/run speed 2.2
@@ -79,9 +87,6 @@ SHIELD_REGEN = 0.07  # SmashWiki shield: +0.07 per frame while not held
 SHIELD_RELEASE_FRAMES = 15  # SmashWiki shield drop: 15 frames
 SHIELD_BREAK_FRAMES = 400  # guess: shield-break fly + dizzy simplified to one 400-frame stun
 RESPAWN_INVULNERABLE = 120  # SmashWiki: 120 frames of invincibility after respawning
-KNOCKBACK_DECAY = 0.051  # SmashWiki knockback: launch speed falls by 0.051 per frame
-LAUNCH_SPEED = 0.03  # SmashWiki knockback: initial launch speed = 0.03 x knockback
-HITSTUN_PER_KB = 0.4  # SmashWiki hitstun: floor(0.4 x knockback)
 # Ledges, simplified: a player falling past the stage's side (not in hitstun) within this box
 # below the edge catches the ledge and gets up onto the stage (hanging and getup options are
 # left out). The box and the getup timing are guesses; the getup's 30 frames follow SmashWiki's
@@ -96,17 +101,20 @@ MARTH_HEIGHT = 14.0  # characterdata.csv "size" for Marth, used as capsule heigh
 
 @dataclass(frozen=True)
 class Move:
-    """One move's frame data: hitbox circles per frame, locomotion per frame, length, hit values."""
+    """One move's frame data: hitbox circles per frame, locomotion per frame, length, and what each
+    hitbox does, per frame and hitbox id (the game's slot 0..3, libmelee's ``hitbox_{id+1}``)."""
 
     name: str
     action: int  # libmelee Action id
     length: int  # frames until actionable (IASA, else the animation's last frame)
     circles: np.ndarray  # [length, 4, 3]: (x forward, y up, radius); radius 0 = no hitbox
     locomotion: np.ndarray  # [length] forward movement per frame
-    damage: float
-    base_kb: float
-    kb_growth: float
-    angle: float  # degrees; 361 = Sakurai angle
+    # [length, 4] each, from gamedata/hitboxes.csv (0 where no hitbox):
+    damage: np.ndarray  # unstaled percent
+    angle: np.ndarray  # degrees; 361 = Sakurai angle
+    base_kb: np.ndarray
+    kb_growth: np.ndarray
+    set_kb: np.ndarray  # weight-dependent set knockback; 0 = regular knockback
 
     @property
     def active(self) -> tuple[int, int]:
@@ -119,6 +127,12 @@ class Move:
         c = self.circles
         return float(((c[:, :, 0] + c[:, :, 2]) * (c[:, :, 2] > 0)).max())
 
+    def hitbox(self, frame: int, hitbox_id: int) -> tuple[float, float, float, float, float]:
+        """(damage, angle, base_kb, kb_growth, set_kb) of hitbox ``hitbox_id`` on action frame ``frame``."""
+        i = frame - 1
+        return tuple(float(a[i, hitbox_id]) for a in (self.damage, self.angle, self.base_kb, self.kb_growth,
+                                                      self.set_kb))  # type: ignore[return-value]
+
 
 def _frames(character: Character, action: Action) -> list[dict[str, str]]:
     rows = [r for r in _FRAMEDATA if int(r["character"]) == character.value and int(r["action"]) == action.value]
@@ -127,8 +141,14 @@ def _frames(character: Character, action: Action) -> list[dict[str, str]]:
     return sorted(rows, key=lambda r: int(r["frame"]))
 
 
-def _move(name: str, character: Character, action: Action, damage: float, base_kb: float,
-          kb_growth: float, angle: float) -> Move:
+def _move(name: str, character: Character, action: Action) -> Move:
+    """The move's circles, locomotion and IASA from libmelee's framedata.csv, and every hitbox's
+    damage and knockback from the game's files (gamedata/hitboxes.csv), matched by frame and id.
+
+    The arena models each hitbox: where several of a move's hitboxes touch the victim on one frame,
+    the lowest id hits (the game's rule; e.g. Marth's tipper, id 3, lands only where ids 0-2 miss).
+    A circle with no game-data row, or a game-data hitbox with no circle, stops the import: the two
+    sources must agree on every active frame and slot (SOURCES.md's mapping checks)."""
     rows = _frames(character, action)
     iasa = [int(r["frame"]) for r in rows if r["iasa"] == "True"]
     length = iasa[0] - 1 if iasa else len(rows)
@@ -140,25 +160,41 @@ def _move(name: str, character: Character, action: Action, damage: float, base_k
                 circles[i, k] = [float(r[f"hitbox_{k + 1}_x"]), float(r[f"hitbox_{k + 1}_y"]),
                                  float(r[f"hitbox_{k + 1}_size"])]
         loco[i] = float(r["locomotion_x"] or 0.0)
-    return Move(name, action.value, length, circles[:length], loco[:length], damage, base_kb, kb_growth, angle)
+    values = np.zeros((5, length, 4), np.float32)  # damage, angle, base_kb, kb_growth, set_kb
+    for i in range(length):
+        game = {h.hitbox_id: h for h in gamedata.hitboxes_at(character, action, i + 1)}
+        drawn = {k for k in range(4) if circles[i, k, 2] > 0}
+        if set(game) != drawn:
+            raise RuntimeError(f"{character.name} {action.name} frame {i + 1}: libmelee has hitbox ids "
+                               f"{sorted(drawn)}, the game data {sorted(game)}")
+        for k, h in game.items():
+            values[:, i, k] = (h.damage, h.angle, h.base_kb, h.kb_growth, h.set_kb)
+    return Move(name, action.value, length, circles[:length], loco[:length], *values)
 
 
 _FRAMEDATA = _csv("framedata.csv")
 
-# Marth's attacks: hitboxes, locomotion and IASA from framedata.csv; damage (untipped) and
-# knockback values from SmashWiki's Marth (SSBM) page; knockback values are guesses where noted.
+# Marth's attacks: hitboxes, locomotion and IASA from framedata.csv; every hitbox's damage, angle
+# and knockback from the game's files (gamedata/hitboxes.csv; for which hitbox hits see _move).
+# What the game data gives, ids 0-2 (sword and arm) / id 3 (tipper):
+#   jab 4% / 6%, Sakurai angle, base 20 / 30, growth 50 / 60;
+#   ftilt 9% / 13%, Sakurai angle, base 30 / 60, growth 70;
+#   dtilt 9, 8, 8% / 10%, 30 degrees, base 40, 25, 20 / 50, growth 40;
+#   fsmash 14% / 20%, Sakurai angle, base 60 / 80, growth 70;
+#   dash attack 11% at 110 degrees, base 70, growth 55 (ids 0 and 3: 11% / 12%), 9% at the Sakurai
+#   angle, base 35, growth 60 (ids 1 and 2, the arm).
 MARTH_MOVES: tuple[Move, ...] = (
-    _move("jab", Character.MARTH, A.NEUTRAL_ATTACK_1, 4, 0, 50, 361),  # 4%: SmashWiki; kb: guess
-    _move("ftilt", Character.MARTH, A.FTILT_MID, 9, 5, 75, 361),  # 9%: SmashWiki; kb: guess
-    _move("dtilt", Character.MARTH, A.DOWNTILT, 9, 10, 50, 30),  # 9%: SmashWiki; kb/angle: guess
-    _move("fsmash", Character.MARTH, A.FSMASH_MID, 15, 30, 70, 361),  # 15%: SmashWiki; kb: guess
-    _move("dash_attack", Character.MARTH, A.DASH_ATTACK, 10, 40, 60, 72),  # 10%: SmashWiki; kb: guess
+    _move("jab", Character.MARTH, A.NEUTRAL_ATTACK_1),
+    _move("ftilt", Character.MARTH, A.FTILT_MID),
+    _move("dtilt", Character.MARTH, A.DOWNTILT),
+    _move("fsmash", Character.MARTH, A.FSMASH_MID),
+    _move("dash_attack", Character.MARTH, A.DASH_ATTACK),
 )
 #: libmelee action ids of Marth's attacks (what the CPU swings with, what a dodger watches for).
 MARTH_ATTACK_ACTIONS: tuple[int, ...] = tuple(m.action for m in MARTH_MOVES)
-# Fox's shine: hitbox on frame 1 (framedata.csv); 5% and knockback 80 base, 0 growth (set-like)
-# at 84 degrees per SmashWiki's Reflector page (guess: not checked here).
-FOX_SHINE = _move("shine", Character.FOX, A.DOWN_B_GROUND_START, 5, 80, 0, 84)
-FOX_ROLL_FORWARD = _move("roll_forward", Character.FOX, A.ROLL_FORWARD, 0, 0, 0, 0)
-FOX_ROLL_BACKWARD = _move("roll_backward", Character.FOX, A.ROLL_BACKWARD, 0, 0, 0, 0)
-FOX_SPOT_DODGE = _move("spot_dodge", Character.FOX, A.SPOTDODGE, 0, 0, 0, 0)  # 22 frames
+# Fox's shine: hitbox on frame 1 (framedata.csv); from the game data: 5%, 0 degrees, set knockback
+# 80 (growth 100, base 0), electric (the element matters only for hitlag, which the arena leaves out).
+FOX_SHINE = _move("shine", Character.FOX, A.DOWN_B_GROUND_START)
+FOX_ROLL_FORWARD = _move("roll_forward", Character.FOX, A.ROLL_FORWARD)  # no hitboxes
+FOX_ROLL_BACKWARD = _move("roll_backward", Character.FOX, A.ROLL_BACKWARD)
+FOX_SPOT_DODGE = _move("spot_dodge", Character.FOX, A.SPOTDODGE)  # 22 frames

@@ -8,7 +8,6 @@ own state and random stream: B = 1 and B = 1,024 agree.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import torch
@@ -17,6 +16,7 @@ from torch import Tensor
 
 from melee_agent.actions import COL
 from melee_agent.arena import data as d
+from melee_agent.arena import knockback as kb
 from melee_agent.arena.cpu_levels import LevelTable, LevelTensors
 from melee_agent.arena.draws import CpuDraws
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, PlayerState, contiguous, put
@@ -329,16 +329,15 @@ def _physics(ps: PlayerState, T: Tables) -> PlayerState:
     y = ps.position_y + vy_now + ky
     # Rolls and dodges stop at the ledge rather than carrying off stage.
     x = torch.where(in_move & ground, x.clamp(-d.EDGE, d.EDGE), x)
-    # Launch speed falls by 0.051 per frame along its direction (SmashWiki).
-    kb = torch.sqrt(kx * kx + ky * ky)
-    scale = torch.where(kb > 0, (kb - d.KNOCKBACK_DECAY).clamp(min=0) / kb.clamp(min=1e-6), 0.0)
+    # Launch speed falls by 0.051 per frame along its direction (knockback.decay_launch).
+    kx_next, ky_next = kb.decay_launch(kx, ky)
     on_stage = x.abs() <= d.EDGE
     # Landing reads the launch speed this frame moved by, before its decay.
     land = ~ground & (y <= 0) & on_stage & ((vy + ky) <= 0) & (ps.position_y >= 0)
     walk_off = ground & ~on_stage
     ps = ps._replace(
-        speed_x=vx, speed_y=torch.where(land, 0.0, vy), speed_x_attack=kx * scale,
-        speed_y_attack=torch.where(land, 0.0, ky * scale),
+        speed_x=vx, speed_y=torch.where(land, 0.0, vy), speed_x_attack=kx_next,
+        speed_y_attack=torch.where(land, 0.0, ky_next),
         position_x=x, position_y=torch.where(land, 0.0, y),
         on_ground=torch.where(land, 1.0, torch.where(walk_off, 0.0, ps.on_ground)),
         fast_falling=torch.where(land, 0.0, ps.fast_falling), jumps_left=torch.where(land, 2.0, ps.jumps_left))
@@ -363,11 +362,6 @@ def _ledge_catch(ps: PlayerState) -> PlayerState:
     return _start(ps, None, catch, float(Action.EDGE_GETUP_SLOW.value), LOCKED, float(d.LEDGE_GETUP_FRAMES))
 
 
-def _knockback(percent_after: Tensor, damage: Tensor, weight: Tensor, growth: Tensor, base: Tensor) -> Tensor:
-    """Melee's knockback (SmashWiki): ((p/10 + p*d/20) * 200/(w+100) * 1.4 + 18) * g/100 + b."""
-    return ((percent_after / 10 + percent_after * damage / 20) * 200 / (weight + 100) * 1.4 + 18) * growth / 100 + base
-
-
 class HitOutcome(NamedTuple):
     """The players after this frame's hitboxes, the damage each took, and the shield hits on the agent."""
 
@@ -386,42 +380,45 @@ def _hits(ps: PlayerState, T: Tables, untouchable: Tensor) -> HitOutcome:
     vx, vy = ps.position_x, ps.position_y
     top = vy + T.height
     # One hitbox circle at a time, each a [B, 2] computation (a compiled frame keeps one loop).
+    # Every hitbox carries its own values (game data per frame and id); where several touch, the
+    # lowest id hits, as in the game: going from the highest id down, a touching one overwrites.
     touch = torch.zeros_like(live)
-    for k in range(T.circles.shape[2]):
+    zero = torch.zeros_like(vx)
+    dmg, angle, base, growth, set_kb = zero, zero, zero, zero, zero
+    for k in reversed(range(T.circles.shape[2])):
         ox, oy, r = (torch.where(live, T.circles[midx, af, k, j], 0.0) for j in range(3))
         cx = ax + face * ox
         cy = ay + oy
         dy = cy - torch.minimum(torch.maximum(cy, vy), top)
         dxx = cx - vx
-        touch = touch | (((dxx * dxx + dy * dy) <= (r + d.BODY_RADIUS) ** 2) & (r > 0))
+        touch_k = ((dxx * dxx + dy * dy) <= (r + d.BODY_RADIUS) ** 2) & (r > 0)
+        touch = touch | touch_k
+        dmg = torch.where(touch_k, T.damage[midx, af, k], dmg)
+        angle = torch.where(touch_k, T.angle[midx, af, k], angle)
+        base = torch.where(touch_k, T.base_kb[midx, af, k], base)
+        growth = torch.where(touch_k, T.kb_growth[midx, af, k], growth)
+        set_kb = torch.where(touch_k, T.set_kb[midx, af, k], set_kb)
     hit = touch & (ps.hit_done.flip(1) == 0) & ~untouchable  # [B, 2]
     shielding = (ps.action == Action.SHIELD.value)
     shield_hit = hit & shielding
     hit = hit & ~shielding
-    dmg = T.damage[midx]
     # Shield takes the damage; shieldstun floor((d + 4.45) / 2.235) (SmashWiki).
     shield = torch.where(shield_hit, ps.shield_strength - dmg, ps.shield_strength)
     stun = torch.where(shield_hit, torch.floor((dmg + 4.45) / 2.235), ps.hitstun_frames_left)
-    pct = ps.percent + dmg
-    kb = _knockback(pct, dmg, T.weight.view(1, 2), T.kb_growth[midx], T.base_kb[midx])
-    angle_deg = T.angle[midx]
-    sakurai = angle_deg == 361
+    # Melee's formulas (arena/knockback.py), set-knockback branch included. The dodging arena keeps
+    # no stale-move queue: every hit deals its unstaled damage.
+    kbv = kb.knockback(kb.knockback_percent(ps.percent, dmg), dmg, T.weight.view(1, 2), growth, base, set_kb)
     grounded = ps.on_ground > 0
-    # Sakurai angle: 0 degrees for weak hits on grounded targets, else 44 (SmashWiki).
-    angle_deg = torch.where(sakurai, torch.where(grounded & (kb < 32), 0.0, 44.0), angle_deg)
-    ang = angle_deg * (math.pi / 180)
-    speed = kb * d.LAUNCH_SPEED
-    lx = torch.cos(ang) * speed * face
-    ly = torch.sin(ang) * speed
+    lx, ly = kb.launch_velocity(kbv, kb.launch_angle(angle, kbv, grounded), face)
     up = hit & (ly > 0)
     ps = ps._replace(
-        shield_strength=shield, percent=torch.where(hit, pct, ps.percent),
+        shield_strength=shield, percent=torch.where(hit, ps.percent + dmg, ps.percent),
         speed_x_attack=torch.where(hit, lx, ps.speed_x_attack), speed_y_attack=torch.where(hit, ly, ps.speed_y_attack),
-        hitstun_frames_left=torch.where(hit, torch.floor(kb * d.HITSTUN_PER_KB), stun),
+        hitstun_frames_left=torch.where(hit, kb.hitstun(kbv), stun),
         on_ground=torch.where(up, 0.0, ps.on_ground), position_y=torch.where(up, ps.position_y + 0.01, ps.position_y),
         speed_x=torch.where(hit, 0.0, ps.speed_x), speed_y=torch.where(hit, 0.0, ps.speed_y),
         fast_falling=torch.where(hit, 0.0, ps.fast_falling))
-    hurt_act = torch.where(kb >= 80, float(Action.DAMAGE_FLY_NEUTRAL.value), float(Action.DAMAGE_HIGH_1.value))
+    hurt_act = torch.where(kb.tumbles(kbv), float(Action.DAMAGE_FLY_NEUTRAL.value), float(Action.DAMAGE_HIGH_1.value))
     ps = _start(ps, None, hit, hurt_act, NO_MOVE, 0.0)
     # The attacker's hitbox is spent on this victim (one hit per attack).
     ps = ps._replace(hit_done=torch.where((hit | shield_hit).flip(1), 1.0, ps.hit_done))

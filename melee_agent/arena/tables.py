@@ -33,10 +33,12 @@ class Tables:
     cumloco: torch.Tensor  # [M+1, L]
     length: torch.Tensor  # [M+1]
     action: torch.Tensor  # [M+1] libmelee action ids
-    damage: torch.Tensor  # [M+1]
+    # [M+1, L, 4] each: per move, action frame and hitbox id (the game's data, see data.Move)
+    damage: torch.Tensor
+    angle: torch.Tensor
     base_kb: torch.Tensor
     kb_growth: torch.Tensor
-    angle: torch.Tensor
+    set_kb: torch.Tensor
     first_active: torch.Tensor  # [M+1] (large where no hitbox)
     last_active: torch.Tensor
     reach: torch.Tensor  # [M+1] farthest forward hitbox point including movement up to it
@@ -53,6 +55,8 @@ def build_tables(device: torch.device) -> Tables:
     length = max(mv.length for mv in MOVES) + 1
     circles = np.zeros((m + 1, length, 4, 3), np.float32)
     loco = np.zeros((m + 1, length), np.float32)
+    hit_values = ("damage", "angle", "base_kb", "kb_growth", "set_kb")
+    hits = {name: np.zeros((m + 1, length, 4), np.float32) for name in hit_values}
     first = np.full(m + 1, 999.0, np.float32)
     last = np.zeros(m + 1, np.float32)
     reach = np.zeros(m + 1, np.float32)
@@ -60,6 +64,8 @@ def build_tables(device: torch.device) -> Tables:
         # Row f holds the move's frame f (action_frame f); row 0 is unused padding.
         circles[i, 1 : mv.length + 1] = mv.circles
         loco[i, 1 : mv.length + 1] = mv.locomotion
+        for name in hit_values:
+            hits[name][i, 1 : mv.length + 1] = getattr(mv, name)
         if mv.circles[:, :, 2].max() > 0:
             first[i], last[i] = mv.active
             cum = np.cumsum(mv.locomotion)
@@ -80,8 +86,7 @@ def build_tables(device: torch.device) -> Tables:
     moves_attr = lambda name: t([getattr(mv, name) for mv in MOVES] + [0])  # noqa: E731
     return Tables(
         circles=t(circles), loco=t(loco), cumloco=t(np.cumsum(loco, axis=1)), length=moves_attr("length"),
-        action=moves_attr("action"), damage=moves_attr("damage"), base_kb=moves_attr("base_kb"),
-        kb_growth=moves_attr("kb_growth"), angle=moves_attr("angle"), first_active=t(first),
+        action=moves_attr("action"), **{name: t(hits[name]) for name in hit_values}, first_active=t(first),
         last_active=t(last), reach=t(reach), intang_lo=t(lo), intang_hi=t(hi),
         weight=t([d.FOX_WEIGHT, d.MARTH_WEIGHT]), height=t([d.FOX_HEIGHT, d.MARTH_HEIGHT]),
         gravity=t([d.FOX.gravity, d.MARTH.gravity]), terminal=t([d.FOX.terminal, d.MARTH.terminal]),
