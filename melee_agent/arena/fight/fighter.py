@@ -26,7 +26,7 @@ from torch import Tensor
 
 from melee_agent.actions import COL
 from melee_agent.arena.env_state import PlayerState
-from melee_agent.arena.fight.moves import NONE_ROW, NUM_SLOTS, FightTable, Slot
+from melee_agent.arena.fight.moves import NONE_ROW, FightTable, Slot
 from melee_agent.arena.fight.state import FightState, Pad
 
 STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
