@@ -75,13 +75,14 @@ async def simulate_workers(url: str, workers: int, seconds: float, rows: int, re
     """``workers`` simulated workers uploading numbered batches to ``url`` for ``seconds``."""
     import httpx  # noqa: PLC0415
 
+    from melee_agent.segment_stats import SegmentStats  # noqa: PLC0415
     from melee_agent.wire import encode_experience  # noqa: PLC0415
     from melee_agent.workers.backoff import Backoff  # noqa: PLC0415
 
     data = np.random.default_rng(seed).random((rows, ROW_WIDTH), dtype=np.float32)
     data[:, ACTION] = np.arange(rows) % 5
     data[:, DISCOUNT] = 0.97
-    stats = {"episodes": 1, "return_sum": 1.0, "length_sum": 60, "hits": 1, "frames": 60}
+    stats = SegmentStats(episodes=1, return_sum=1.0, length_sum=60, hits=1, frames=60)
     out = LoadResult()
     deadline = time.monotonic() + seconds
     headers = {"Content-Type": "application/octet-stream"}
