@@ -27,11 +27,13 @@ def compiled(fn: Callable) -> Callable:
     """
     if fn not in _CACHE:
         flat = torch.compile(lambda *args: pytree.tree_leaves(fn(*args)), dynamic=False)
-        spec: list[Any] = []
+        specs: dict[Any, Any] = {}  # the output's structure per input structure (a fight's state has more fields)
 
         def call(*args: Any) -> Any:
-            if not spec:
-                spec.append(pytree.tree_structure(fn(*args)))
-            return pytree.tree_unflatten(flat(*args), spec[0])
+            key = pytree.tree_structure(args)
+            spec = specs.get(key)
+            if spec is None:
+                spec = specs[key] = pytree.tree_structure(fn(*args))
+            return pytree.tree_unflatten(flat(*args), spec)
         _CACHE[fn] = call
     return _CACHE[fn]
