@@ -27,7 +27,6 @@ BAD = [
     (["eval", "--episodes", "0"], "--episodes: must be a positive integer"),
     (["bench", "replay", "--capacity", "0"], "--capacity: must be a positive integer"),
     (["bench", "arena", "--seconds", "0"], "--seconds: must be a positive number"),
-    (["watch", "--out", "x.gif", "--fps", "0"], "--fps: must be a positive integer"),
 ]
 
 

@@ -64,12 +64,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="dodge (the arena's task: the episode ends at the first hit) or fight (a whole "
                         "4-stock game) (default: %(default)s)")
     p.add_argument("--out", required=True, metavar="FILE", help="FILE.gif or FILE.mp4 (MP4 needs ffmpeg on PATH)")
-    p.add_argument("--seconds", type=flags.positive_float, default=20.0,
+    p.add_argument("--seconds", type=float, default=20.0,
                    help="game seconds to draw at most; the episode's end stops it sooner (default: %(default)s)")
-    p.add_argument("--fps", type=flags.positive_int, default=30,
+    p.add_argument("--fps", type=int, default=30,
                    help="frames per second of the video; the game runs at 60 (default: %(default)s)")
     p.add_argument("--seed", type=flags.nonneg_int, default=1, help="arena and policy seed (default: %(default)s)")
-    p.add_argument("--scale", type=flags.positive_float, default=3.0,
+    p.add_argument("--scale", type=float, default=3.0,
                    help="pixels per game unit; 3 gives 768 x 510 (default: %(default)s)")
     p.add_argument("--config", default="default",
                    help="config whose env section (action set, reward, frame limit) the arena plays "
