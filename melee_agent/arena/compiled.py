@@ -19,21 +19,21 @@ _CACHE: dict[Callable, Callable] = {}
 
 
 def compiled(fn: Callable) -> Callable:
-    """One compiled wrapper per function, shared by every ``Arena`` in the process.
+    """A compiled ``fn`` for one caller (an ``Arena``); the compiled graph is shared by every caller.
 
     The compiled graph returns a flat list of tensors and the wrapper rebuilds the function's
-    NamedTuples around them (their structure is read from one eager call): torch.compile 2.11
-    returns a NamedTuple made by ``_replace`` inside the graph as an empty tuple.
+    NamedTuples around them: torch.compile 2.11 returns a NamedTuple made by ``_replace`` inside
+    the graph as an empty tuple. The structure is read from one eager call per wrapper, since an
+    arena's inputs, and so its outputs, keep one structure (a fight's state has more fields than a
+    dodge's, so two arenas may differ).
     """
     if fn not in _CACHE:
-        flat = torch.compile(lambda *args: pytree.tree_leaves(fn(*args)), dynamic=False)
-        specs: dict[Any, Any] = {}  # the output's structure per input structure (a fight's state has more fields)
+        _CACHE[fn] = torch.compile(lambda *args: pytree.tree_leaves(fn(*args)), dynamic=False)
+    flat = _CACHE[fn]
+    spec: list[Any] = []
 
-        def call(*args: Any) -> Any:
-            key = pytree.tree_structure(args)
-            spec = specs.get(key)
-            if spec is None:
-                spec = specs[key] = pytree.tree_structure(fn(*args))
-            return pytree.tree_unflatten(flat(*args), spec)
-        _CACHE[fn] = call
-    return _CACHE[fn]
+    def call(*args: Any) -> Any:
+        if not spec:
+            spec.append(pytree.tree_structure(fn(*args)))
+        return pytree.tree_unflatten(flat(*args), spec[0])
+    return call

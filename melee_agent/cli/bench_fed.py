@@ -43,7 +43,7 @@ class FedReplay:
 
     staged = 0
 
-    def __init__(self, sample_fn: Callable[[int], FedBatch], device: torch.device, capacity: int,
+    def __init__(self, sample_fn: Callable[[int], FedBatch | ReplayBatch], device: torch.device, capacity: int,
                  update_fn: Callable[[torch.Tensor, torch.Tensor], None] | None = None):
         self.sample_fn, self.update_fn = sample_fn, update_fn
         self.device, self.capacity = device, capacity
@@ -58,11 +58,12 @@ class FedReplay:
     def __len__(self) -> int:
         return self.capacity
 
-    def sample(self, batch_size: int) -> FedBatch:
+    def sample(self, batch_size: int) -> FedBatch | ReplayBatch:
         return self.sample_fn(batch_size)
 
     def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
-        assert self.update_fn is not None
+        if self.update_fn is None:
+            raise TypeError("this replay keeps no priorities")
         self.update_fn(idx, priority)
 
     beta = 1.0

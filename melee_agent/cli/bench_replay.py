@@ -31,7 +31,7 @@ import torch
 
 from melee_agent.cli.bench_fed import FedReplay, HostReplay, sb3_replay, torchrl_replay
 from melee_agent.learner import Learner
-from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay, ReplayBatch
+from melee_agent.replay import DeviceReplay, PrioritizedDeviceReplay
 from melee_agent.rows import ACTION, DISCOUNT, ROW_WIDTH
 from melee_agent.cli import flags
 
@@ -121,35 +121,11 @@ TARGETS = (
 )
 
 
-class _FixedBatch:
-    """A :class:`~melee_agent.replay.Replay` that always returns one pre-made device batch: the train
-    step's compute floor (no replay work at all)."""
-
-    prioritized = False
-    beta = 1.0
-    staged = 0
-
-    def __init__(self, replay: DeviceReplay, batch_size: int):
-        self.batch = replay.sample(batch_size)
-        self.device, self.capacity = replay.device, batch_size
-
-    def add(self, rows: Any, priority: Any = None) -> None:
-        raise TypeError("the fixed batch takes no rows")
-
-    def flush(self) -> None:
-        pass
-
-    def __len__(self) -> int:
-        return self.capacity
-
-    def sample(self, batch_size: int) -> ReplayBatch:
-        return self.batch
-
-    def update_priorities(self, idx: torch.Tensor, priority: torch.Tensor) -> None:
-        raise TypeError("the fixed batch keeps no priorities")
-
-    def stats(self) -> None:
-        return None
+def _fixed_batch(replay: DeviceReplay, batch_size: int) -> FedReplay:
+    """A replay that always returns one pre-made device batch: the train step's compute floor (no
+    replay work at all)."""
+    batch = replay.sample(batch_size)
+    return FedReplay(lambda bs: batch, replay.device, batch_size)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -297,7 +273,7 @@ def _train_table(cases: dict[str, Any], device: torch.device, train_steps: int, 
         steps: dict[str, Callable[[], Any]] = {}
         for name, replay in cases.items():
             torch.manual_seed(0)
-            replay = _FixedBatch(cases["device"], bs) if replay is None else replay
+            replay = _fixed_batch(cases["device"], bs) if replay is None else replay
             steps[name] = Learner(replay, num_actions=5, device=device, batch_size=bs, metrics_every=100,
                                   cuda_graph=False, beta_steps=100_000 if replay.prioritized else 0).step
         if graph:

@@ -99,7 +99,7 @@ def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | 
     state, frozen = count_down(state)
     cpu = marth_cpu.control(state, consts.table, consts.levels, seed, EDGE)
     state = state._replace(fight=cpu.fight, game=state.game._replace(cpu_cooldown=cpu.cooldown))
-    pad = Pad(*(torch.stack((fox, marth), 1) for fox, marth in zip(fighter.agent_pad(ctrl), cpu[:7])))
+    pad = Pad(*(torch.stack((fox, marth), 1) for fox, marth in zip(fighter.agent_pad(ctrl), cpu.pad)))
     return play(state, pad, frozen, consts.table, spawn_x, was_beyond)
 
 

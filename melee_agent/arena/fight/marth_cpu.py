@@ -155,15 +155,9 @@ def put(o: PadOut, decided: Tensor, mask: Tensor, **values: Tensor) -> tuple[Pad
 
 
 class CpuDecision(NamedTuple):
-    """Marth's controller this frame (``[B]`` each) and the CPU's updated memory."""
+    """Marth's controller this frame and the CPU's updated memory."""
 
-    a: Tensor
-    b: Tensor
-    jump: Tensor
-    z: Tensor
-    shield: Tensor
-    sx: Tensor
-    sy: Tensor
+    pad: PadOut
     fight: FightState
     cooldown: Tensor  # [B] frames before it may attack again
 
@@ -302,4 +296,4 @@ def control(state: EnvState, T: FightTable, levels: FightLevels, seed: int | Ten
     far = neutral & (tdx.abs() > 20.0)
     o, decided = put(o, decided, far, sx=torch.sign(tdx) * torch.where(lv.dash > 0, 1.0, 0.5))
     fs = fs._replace(cpu_plan=plan, cpu_timer=timer)
-    return CpuDecision(*o, fs, cooldown)
+    return CpuDecision(o, fs, cooldown)
