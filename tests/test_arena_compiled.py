@@ -22,6 +22,7 @@ def _play(compile: bool, calls: int, lockstep: bool) -> list[tuple[torch.Tensor,
     return out
 
 
+@pytest.mark.slow
 def test_compiled_step_async_plays_the_same_games_as_eager():
     eager, fused = _play(False, 400, lockstep=False), _play(True, 400, lockstep=False)
     assert sum(int(e[2].sum()) for e in eager) > 0  # episodes ended (and reset) along the way
@@ -32,6 +33,7 @@ def test_compiled_step_async_plays_the_same_games_as_eager():
             assert torch.equal(c[k], e[k]), k
 
 
+@pytest.mark.slow
 def test_compiled_lockstep_step_matches_eager():
     eager, fused = _play(False, 40, lockstep=True), _play(True, 40, lockstep=True)
     for e, c in zip(eager, fused):

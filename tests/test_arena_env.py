@@ -26,6 +26,7 @@ def _rollout(env: Arena, steps: int, action_seed: int) -> tuple[torch.Tensor, to
     return torch.cat(obs_seq[1:]), torch.cat(rew_seq), torch.cat(done_seq)
 
 
+@pytest.mark.slow
 def test_same_seed_and_actions_give_the_same_trajectory_at_b1_and_b1024():
     small = _rollout(Arena(1, cpu_level=9, seed=3), 120, action_seed=5)
     big = _rollout(Arena(1024, cpu_level=9, seed=3), 120, action_seed=5)

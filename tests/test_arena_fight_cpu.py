@@ -3,6 +3,8 @@ the compiled fight frame plays the games the op-by-op one plays."""
 
 from __future__ import annotations
 
+import pytest
+
 import torch
 from melee.enums import Action
 
@@ -53,6 +55,7 @@ def _play(compile: bool) -> list[tuple[torch.Tensor, ...]]:
     return out
 
 
+@pytest.mark.slow
 def test_the_compiled_fight_frame_plays_the_same_games_as_eager():
     eager, fused = _play(False), _play(True)
     assert sum(float(e[6].sum()) for e in eager) > 0  # damage was dealt along the way

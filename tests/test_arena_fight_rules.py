@@ -118,6 +118,7 @@ def test_input_delay_reaches_the_game_that_many_frames_later(delay):
     assert starts[0] == 1 and starts[delay] == 1 + delay
 
 
+@pytest.mark.slow
 def test_one_environment_and_1024_play_the_same_fight():
     def play(n: int) -> list[torch.Tensor]:
         env = Arena(n, cpu_level=9, seed=5, game="fight", delay_frames=18)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import subprocess
 import sys
@@ -30,6 +32,7 @@ def test_bench_arena_quick(tmp_path):
     assert "frames per second" in proc.stdout
 
 
+@pytest.mark.slow
 def test_bench_ingest_quick(tmp_path):
     out = tmp_path / "ingest.json"
     proc = _bench("ingest", out)
@@ -40,6 +43,7 @@ def test_bench_ingest_quick(tmp_path):
     assert r["target"]["rows_per_s"] == 100_000
 
 
+@pytest.mark.slow
 def test_load_200_workers_for_a_minute_nothing_lost_nothing_twice_memory_flat(tmp_path):
     """The load test: 200 concurrent simulated workers for 60 s against a real manager (training on)."""
     out = tmp_path / "load.json"

@@ -15,6 +15,7 @@ def test_first_at_target_reads_the_worst_level() -> None:
     assert first_at_target(curve[:1]) is None
 
 
+@pytest.mark.slow
 def test_the_arena_as_an_sb3_vecenv_reports_ends_as_sb3_expects() -> None:
     pytest.importorskip("stable_baselines3", reason="stable-baselines3 is in the test extra: pip install -e .[test]")
     from stable_baselines3 import DQN

@@ -1,8 +1,10 @@
+import pytest
 import json
 import subprocess
 import sys
 
 
+@pytest.mark.slow
 def test_bench_replay_quick_prints_table_and_writes_json(tmp_path):
     out = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, "-m", "melee_agent.cli", "bench", "replay", "--quick",

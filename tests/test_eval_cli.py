@@ -21,6 +21,7 @@ def _eval(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_dodger_survives_level_9_and_the_json_has_the_design_keys(tmp_path):
     out = tmp_path / "dodger.json"
     proc = _eval("--policy", "dodger", "--cpu-level", "9", "--episodes", "4", "--json", str(out))
@@ -32,6 +33,7 @@ def test_dodger_survives_level_9_and_the_json_has_the_design_keys(tmp_path):
     assert "untouched" in proc.stdout and "100.0%" in proc.stdout
 
 
+@pytest.mark.slow
 def test_all_levels_draw_a_plot_and_random_lasts_longer_at_level_1(tmp_path):
     out = tmp_path / "random.json"
     proc = _eval("--policy", "random", "--cpu-level", "all", "--episodes", "16", "--json", str(out))

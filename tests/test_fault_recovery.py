@@ -128,6 +128,7 @@ def _last_scalar(run_dir: Path, tag: str) -> float | None:
     return max(found)[1] if found else None
 
 
+@pytest.mark.slow
 def test_a_long_outage_fills_the_spool_and_drops_the_oldest_counted_up_to_tensorboard(tmp_path):
     import threading
 

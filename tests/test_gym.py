@@ -30,6 +30,7 @@ def _play(env: gymnasium.Env, seed: int, actions: list[int]) -> list[tuple]:
     return out
 
 
+@pytest.mark.slow
 def test_seeding_reproduces_an_episode_and_seeds_differ() -> None:
     env = gymnasium.make("MeleeAgent/Untouchable-v0", cpu_level=9)
     actions = list(np.random.default_rng(0).integers(0, 5, 150))
@@ -81,6 +82,7 @@ def test_make_vec_is_one_arena_that_plays_as_single_environments() -> None:
         venv.step(np.full(6, 7))
 
 
+@pytest.mark.slow
 def test_sb3_dqn_trains_on_the_untouchable_env() -> None:
     sb3 = pytest.importorskip("stable_baselines3", reason="stable-baselines3 is in the test extra: pip install -e .[test]")
     env = gymnasium.make("MeleeAgent/Untouchable-v0")

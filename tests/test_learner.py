@@ -28,6 +28,7 @@ def chain_mdp_rows(gamma: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(rows).astype(np.float32), q_star
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("replay_cls", [DeviceReplay, PrioritizedDeviceReplay])
 def test_learner_converges_to_known_optimal_q(replay_cls):
     torch.manual_seed(0)

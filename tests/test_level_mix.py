@@ -153,6 +153,7 @@ def test_check_levels_accepts_one_int_or_a_list():
         check_levels([True])
 
 
+@pytest.mark.slow
 def test_worker_stats_count_episodes_per_level_and_the_board_shows_each_level(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

@@ -57,6 +57,7 @@ def _manager(run_dir, log, *extra):
     return ManagerProcess(flags, run_dir, log)
 
 
+@pytest.mark.slow
 def test_kill_9_before_the_first_checkpoint_resumes_from_the_published_model(tmp_path):
     run_dir, log = tmp_path / "run", tmp_path / "manager.log"
     first = _manager(run_dir, log).start()

@@ -54,6 +54,7 @@ def _scalar_tags(run_dir: Path) -> set[str]:
     return tags
 
 
+@pytest.mark.slow
 def test_manager_and_two_arena_workers_train_publish_and_log(tmp_path):
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -91,6 +92,7 @@ def test_manager_and_two_arena_workers_train_publish_and_log(tmp_path):
     assert list((run_dir / "checkpoints").glob("*.pt")), "the manager writes a checkpoint when it stops"
 
 
+@pytest.mark.slow
 def test_train_command_leaves_model_eval_and_curve(tmp_path):
     run_dir = tmp_path / "run"
     proc = subprocess.run([*CLI, "train", "--config", "small", "--minutes", "0.4", "--run-dir", str(run_dir),
