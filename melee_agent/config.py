@@ -69,10 +69,11 @@ class EnvConfig:
     level_weights: list[float] = field(default_factory=list)
     # The dodging task's frame limit (a cut); a fight's clock is always Melee's 8:00 (28,800 frames).
     max_frames: int = 3_600
-    # Arena only: "dodge" (the Untouchable task) or "fight" (whole 4-stock games, docs/design.md "Fights").
+    # "dodge" (the Untouchable task) or "fight" (whole 4-stock games, docs/design.md "Fights"), in the
+    # arena and in Dolphin (configs/dolphin-fight.toml).
     game: str = "dodge"
-    # Arena only: frames between the agent's controller state and the game reading it (the
-    # Computer Melee Championship plays at 18 and 21).
+    # Arena only (Dolphin refuses it): frames between the agent's controller state and the game
+    # reading it (the Computer Melee Championship plays at 18 and 21).
     delay_frames: int = 0
     # Arena only: torch.compile the frame (3-9x faster frames; ~1-3 minutes of compiling per
     # batch size on first use, cached on disk after that).

@@ -121,13 +121,21 @@ class GameStateRules:
     """:func:`frame_outcome` (the arena's rules) applied to libmelee GameStates (real Melee).
 
     Reads each frame's damage and stock changes from the ports' percent and stock, then scores the
-    frame with the same function the arena uses.
+    frame with the same function the arena uses. Melee's percent resets to 0 when a KO'd player
+    comes back (a stock lost), so damage counts only while the stock count stays the same: a KO
+    is a stock lost, never negative damage.
+
+    ``timed`` (fights): the episode is the whole game and ``max_frames`` its clock, counted as
+    Melee's timer counts, from GO (libmelee's ``gs.frame`` 0; the 123 countdown frames before it
+    are not on the clock): the frame on which ``max_frames`` frames have been played since GO ends
+    the game (terminal), as a player's last stock lost does.
     """
 
-    def __init__(self, agent_port: int, opponent_port: int, reward: str, max_frames: int):
+    def __init__(self, agent_port: int, opponent_port: int, reward: str, max_frames: int, timed: bool = False):
         self.agent_port, self.opponent_port = agent_port, opponent_port
         self.reward = check_reward(reward)
         self.max_frames = max_frames
+        self.timed = timed
         self.episode_frame = 0
         self.episode_return = 0.0
         self._prev: tuple[float, int, float, int] | None = None
@@ -135,6 +143,20 @@ class GameStateRules:
     def _read(self, gs: Any) -> tuple[float, int, float, int]:
         a, o = gs.players[self.agent_port], gs.players[self.opponent_port]
         return float(a.percent), int(a.stock), float(o.percent), int(o.stock)
+
+    def score(self, gs: Any) -> tuple[int, int, float, float]:
+        """``(agent_stocks, opponent_stocks, agent_percent, opponent_percent)`` on this frame (the
+        arena's ``info`` fields, which :func:`game_result` reads)."""
+        a_pct, a_stock, o_pct, o_stock = self._read(gs)
+        return a_stock, o_stock, a_pct, o_pct
+
+    def clock(self, gs: Any) -> int:
+        """Frames on the episode's clock after this frame: played since GO when ``timed``, else in the episode."""
+        return int(gs.frame) + 1 if self.timed else self.episode_frame
+
+    def time_up(self, gs: Any) -> bool:
+        """A timed game's clock has run out on this frame (never for an untimed episode)."""
+        return self.timed and self.clock(gs) >= self.max_frames
 
     def game_decided(self, gs: Any) -> bool:
         """A player has no stock left: the game is over on this frame.
@@ -165,8 +187,8 @@ class GameStateRules:
         t = lambda v: torch.tensor([v])  # noqa: E731
         out = frame_outcome(self.reward == "untouchable", agent_action=t(int(gs.players[self.agent_port].action.value)),
                             is_noop=t(noop), taken=t(taken), dealt=t(dealt), lost=t(lost), took=t(took),
-                            agent_stock=t(a_stock), opponent_stock=t(o_stock), episode_frame=t(self.episode_frame),
-                            max_frames=self.max_frames)
+                            agent_stock=t(a_stock), opponent_stock=t(o_stock), episode_frame=t(self.clock(gs)),
+                            max_frames=self.max_frames, timed=self.timed)
         reward = float(out.reward)
         self.episode_return += reward
         return FrameResult(reward, bool(out.hit), taken, dealt, lost, took, bool(out.terminal), bool(out.truncated))

@@ -7,6 +7,15 @@ alive and in a game is the :class:`~melee_agent.dolphin.supervisor.Supervisor`'s
 
 When a game ends or Dolphin restarts mid-episode the episode is cut (truncated), and its
 ``final_obs`` is the last frame of the game that ended; the next observation is the new game's.
+
+``game="fight"`` (docs/design.md "Fights"): the episode is the whole game, terminal on the frame a
+player loses their last stock (GAME!) or on which Melee's 8:00 clock runs out (28,800 frames
+after GO), and the next episode starts on the next game's first frame. A game Melee itself ends
+first (TIME! at another time limit, and the sudden death that follows tied stocks) also ends its
+episode as terminal, on the last frame it showed; only a Dolphin restart cuts a fight (truncated,
+no ``game_over``). ``info`` carries the arena's ``agent_stocks``, ``opponent_stocks``,
+``agent_percent``, ``opponent_percent`` (the episode's last frame) and ``game_over``, so
+:mod:`melee_agent.evaluate` counts wins, losses and draws as it does for the arena.
 An episode that ends on a game's deciding frame (a player's last stock lost) is followed by the
 next game's first frame, never by a new episode in the game that is over; and an episode with no
 frame of its own when its game ends (it began on that game's last frame) is not an episode: it
@@ -19,6 +28,7 @@ Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
     env = DolphinEnv(cfg.dolphin, cpu_level=9, action_set="untouchable", reward="untouchable", max_frames=3600)
     obs = env.reset()                                  # [1, 27]
     obs, reward, done, info = env.step(torch.tensor([1]))  # one spot dodge (22 frames)
+    fight = DolphinEnv(cfg.dolphin, cpu_level=9, game="fight")  # whole games: reward "fight", Melee's clock
 """
 
 from __future__ import annotations
@@ -33,7 +43,7 @@ from melee_agent.config import DolphinConfig
 from melee_agent.dolphin.launch import check_paths, free_udp_port, launch_options
 from melee_agent.dolphin.session import Session, start_dolphin
 from melee_agent.dolphin.supervisor import Supervisor
-from melee_agent.rewards import FrameResult, GameStateRules
+from melee_agent.rewards import FrameResult, GameStateRules, check_reward
 from melee_agent.state import encode_gamestate
 from melee_agent.vecenv import StepResult, step_info
 
@@ -43,18 +53,29 @@ class DolphinEnv:
 
     num_envs = 1
 
-    def __init__(self, cfg: DolphinConfig, cpu_level: int = 9, action_set: str = "untouchable",
-                 reward: str = "untouchable", max_frames: int = 3600, device: str | torch.device = "cpu",
-                 session_factory: Callable[[], Session] | None = None, menus: bool = True):
+    def __init__(self, cfg: DolphinConfig, cpu_level: int = 9, action_set: str | None = None,
+                 reward: str | None = None, max_frames: int | None = None, device: str | torch.device = "cpu",
+                 session_factory: Callable[[], Session] | None = None, menus: bool = True, game: str = "dodge"):
+        from melee_agent.arena.games import GAMES, check_game  # noqa: PLC0415 (the games' defaults, as the arena's)
+
         if not 1 <= cpu_level <= 9:
             raise ValueError(f"cpu_level must be 1-9, got {cpu_level}")
+        self.game = check_game(game)
+        rules = GAMES[self.game]
+        action_set = rules.action_set if action_set is None else action_set
+        reward = check_reward(rules.reward if reward is None else reward)
+        if reward not in rules.rewards:
+            raise ValueError(f"reward {reward!r} does not fit game {game!r}; it takes {', '.join(rules.rewards)}")
+        max_frames = rules.max_frames if max_frames is None else int(max_frames)
+        if max_frames <= 0:
+            raise ValueError(f"max_frames must be positive, got {max_frames}")
         self.cfg, self.cpu_level = cfg, cpu_level
         self.device = torch.device(device)
         aset = get_action_set(action_set)
         self.action_set = aset
         self.num_actions = aset.num_actions
         self.noop_index = aset.noop_index
-        self.rules = GameStateRules(cfg.agent_port, cfg.opponent_port, reward, max_frames)
+        self.rules = GameStateRules(cfg.agent_port, cfg.opponent_port, reward, max_frames, timed=rules.timed)
         self.max_frames = max_frames
         if session_factory is None:
             check_paths(cfg)
@@ -91,11 +112,13 @@ class DolphinEnv:
         total = FrameResult(0.0, False, 0.0, 0.0, 0, 0, False, False)
         played = 0
         new_game = None
+        ended_by_melee = False  # a fight's game that Melee ended (not a restart) before its frames said so
         frames = self.action_set.actions[a].frames
         i = 0
         while i < len(frames):
             apply_frame(self.supervisor.session.controller, frames[i])
             self.supervisor.session.flush_unregistered()
+            restarts = self.supervisor.restarts
             gs, left_game = self.supervisor.next_game_frame()
             if left_game and self.rules.episode_frame == 0:
                 # The episode began on the last frame of a game that ended (or of a Dolphin that was
@@ -107,7 +130,12 @@ class DolphinEnv:
                 i = 0
                 continue
             if left_game:  # the game ended (or Dolphin restarted) mid-episode: cut it here
-                total.truncated = not total.terminal
+                if self.rules.timed and self.supervisor.restarts == restarts:
+                    # A fight whose game Melee ended by its own rules (TIME! at its own time limit, or
+                    # into sudden death): the game is over, on the last frame it showed.
+                    total.terminal = ended_by_melee = True
+                else:
+                    total.truncated = not total.terminal
                 new_game = gs
                 break
             self.gamestate = gs
@@ -125,13 +153,21 @@ class DolphinEnv:
                 break
         done = total.terminal or total.truncated
         final_obs = self._obs(self.gamestate, a)  # the last frame of this episode, in its game
+        # As the arena: the game is over where a player has no stock left or the clock ran out
+        # (a fight), or, in a fight, where Melee ended it; a restart's cut is no game's end.
+        decided = self.rules.game_decided(self.gamestate)
+        game_over = done and (decided or self.rules.time_up(self.gamestate) or ended_by_melee)
+        a_stocks, o_stocks, a_pct, o_pct = self.rules.score(self.gamestate)
         info = step_info(ready=True, hit=total.hit, terminal=total.terminal, truncated=total.truncated,
                          frames=played, episode_frame=self.rules.episode_frame,
                          episode_return=self.rules.episode_return, damage_taken=total.damage_taken,
                          damage_dealt=total.damage_dealt, stocks_lost=total.stocks_lost,
-                         stocks_taken=total.stocks_taken, final_obs=final_obs, cpu_level=self.cpu_level)
+                         stocks_taken=total.stocks_taken, final_obs=final_obs, cpu_level=self.cpu_level,
+                         agent_stocks=a_stocks, opponent_stocks=o_stocks, agent_percent=a_pct,
+                         opponent_percent=o_pct, game_over=game_over)
         if done:
-            if new_game is None and self.rules.game_decided(self.gamestate):
+            if new_game is None and (decided or self.rules.timed):
+                # The game is over (a fight's episode is its game): the next episode starts in the next one.
                 new_game = self._next_game()
             # The next episode starts on the next frame: of this game, or of the new one.
             if new_game is not None:

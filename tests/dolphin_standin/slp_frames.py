@@ -88,7 +88,9 @@ def read_game(path: str | Path) -> Game:
     if game is None:
         raise ValueError(f"{path}: no game start")
     if game.version < (3, 0, 0):
-        raise ValueError(f"{path}: replay format {game.version} has no frame bookends (3.0.0 and later stream)")
+        if frame:  # a format before frame bookends (2.2.0 brought Frame Start, 3.0.0 the bookend)
+            return _streamed_as_3_0_0(game, bytes(start), bytes(frame), path)
+        raise ValueError(f"{path}: replay format {game.version} holds no frame events")
     game.start = bytes(start)
     ports = set()
     for f in game.frames[:1]:
@@ -97,6 +99,62 @@ def read_game(path: str | Path) -> Game:
                 ports.add(ev[5])
     game.ports = tuple(sorted(ports))
     return game
+
+
+# Payload sizes (without the command byte) of the events as replay format 3.0.0 has them (Slippi's
+# SPEC.md: each event's last field by the version that added it): Game Start up to "frozen
+# Pokemon Stadium" (2.0.0, offset 0x1A2), Pre-Frame up to its percent (1.4.0), Post-Frame up to
+# the hurtbox collision state (2.1.0), Game End with the LRAS initiator (2.0.0), Frame Start with
+# the random seed (2.2.0), Frame Bookend with its frame number (3.0.0).
+SIZES_3_0_0 = {GAME_START: 0x1A2, PRE_FRAME: 0x3F, POST_FRAME: 0x34, GAME_END: 0x2, FRAME_START: 0x8,
+               FRAME_BOOKEND: 0x4}
+
+
+def _padded(event: bytes, size: int) -> bytes:
+    return event + bytes(max(0, size + 1 - len(event)))
+
+
+def _streamed_as_3_0_0(game: Game, start: bytes, events: bytes, path: Path) -> Game:
+    """An older replay (no Frame Start or Bookend events) as a Slippi Dolphin of today streams a game.
+
+    Every Dolphin that spectators can connect to writes format 3.0.0 or later, each frame from a
+    Frame Start to a Frame Bookend; libmelee's live console refuses anything older. The recorded
+    events are cut into frames by their frame number (offset 0x1 of each pre- and post-frame
+    update), wrapped in a Frame Start and a Frame Bookend, and padded with zeros to their 3.0.0
+    sizes (fields the recording lacks read as zero); the Game Start says 3.0.0.
+    """
+    old = game.sizes
+    sizes = {EVENT_PAYLOADS: 1 + 3 * len(SIZES_3_0_0), **{c: max(old.get(c, 0), n) for c, n in SIZES_3_0_0.items()}}
+    payloads = bytearray([EVENT_PAYLOADS, sizes[EVENT_PAYLOADS]])
+    for cmd, n in SIZES_3_0_0.items():
+        payloads += bytes([cmd]) + struct.pack(">H", sizes[cmd])
+    head = bytearray(payloads)
+    for ev in split_events(start[old[EVENT_PAYLOADS] + 1:], old):
+        if ev[0] == GAME_START:
+            ev = bytearray(_padded(ev, sizes[GAME_START]))
+            ev[1:4] = bytes([3, 0, 0])
+        head += ev
+    frames: list[bytes] = []
+    batch, current = bytearray(), None
+    for ev in split_events(events, old):
+        if ev[0] not in (PRE_FRAME, POST_FRAME):
+            raise ValueError(f"{path}: event 0x{ev[0]:02x} in replay format {game.version} is not streamed here")
+        (number,) = struct.unpack_from(">i", ev, 1)
+        if number != current:
+            if current is not None:
+                frames.append(bytes(batch) + bytes([FRAME_BOOKEND]) + struct.pack(">i", current))
+            current = number
+            batch = bytearray([FRAME_START]) + struct.pack(">iI", number, 0)
+        batch += _padded(ev, sizes[ev[0]])
+    if current is not None:
+        frames.append(bytes(batch) + bytes([FRAME_BOOKEND]) + struct.pack(">i", current))
+    end = _padded(game.end, sizes[GAME_END]) if game.end else b""
+    out = Game(version=(3, 0, 0), sizes=sizes, start=bytes(head), frames=frames, end=end)
+    for ev in split_events(frames[0], sizes) if frames else ():
+        if ev[0] == POST_FRAME:
+            out.ports += (ev[5],)
+    out.ports = tuple(sorted(set(out.ports)))
+    return out
 
 
 def split_events(batch: bytes, sizes: dict[int, int]):

@@ -1,0 +1,320 @@
+"""Fights in real Melee: whole games in Dolphin, scored from libmelee's game state (issue 23).
+
+The frame-to-frame accounting (:class:`melee_agent.rewards.GameStateRules` with reward ``fight``)
+is checked on every frame of the real replays in ../shared/replays against what each replay ends
+on, computed here another way: a player's stocks lost are the stocks they started with minus the
+stocks they end with, and their damage taken is, stock by stock, the percent that stock ended on
+(Melee resets the percent to 0 when a KO'd player comes back, and holds it while they are dead).
+Then :class:`~melee_agent.dolphin.DolphinEnv` plays whole games on libmelee's file console and,
+end to end, ``melee-agent eval --config dolphin-fight --env dolphin`` plays one against the
+Dolphin stand-in: pyslippi_game.slp, the one replay that is a whole game ending in a KO (Fox, the
+recorded CPU, loses all four stocks to Marth, who ends on 7%).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from melee_agent.config import DolphinConfig, load_config
+from melee_agent.dolphin import DolphinEnv, replay_session
+from melee_agent.envs import make_env
+from melee_agent.evaluate import evaluate
+from melee_agent.policies import make_policy
+from melee_agent.rewards import GAME_FRAMES, GameStateRules, game_result
+from melee_agent.slp import game_ports, read_gamestates
+from tests.conftest import READABLE_REPLAYS, replay_path
+from tests.dolphin_standin.install import events, install_standin
+from tests.recording_controller import recording_controller
+
+REPO = Path(__file__).resolve().parent.parent
+WHOLE_GAME = "pyslippi_game.slp"  # the replay that is a whole game ending in a KO (README of ../shared/replays)
+
+
+class ReplayOver(Exception):
+    pass
+
+
+def stock_by_stock(states: list, port: int) -> tuple[int, float]:
+    """``(stocks lost, damage taken)`` of the player at ``port`` over ``states``, read per stock.
+
+    Each stock's damage is the percent it ended on (on its last frame, or the replay's) less the
+    lowest percent it showed: a stock begins on the frame the previous one was lost, still showing
+    that one's percent while the player is dead, until the respawn resets it to 0.
+    """
+    stocks = [int(s.players[port].stock) for s in states]
+    percent = [float(s.players[port].percent) for s in states]
+    cuts = [0] + [i for i in range(1, len(states)) if stocks[i] < stocks[i - 1]] + [len(states)]
+    damage = sum(percent[b - 1] - min(percent[a:b]) for a, b in zip(cuts, cuts[1:]))
+    # (the low is where the stock's damage starts because percent never falls after it within a stock)
+    for a, b in zip(cuts, cuts[1:]):
+        low = percent[a:b].index(min(percent[a:b]))
+        rising = percent[a + low: b]
+        assert rising == sorted(rising), f"port {port}: percent fell within a stock"
+    return stocks[0] - stocks[-1], damage
+
+
+def replay_result(states: list, agent: int, opponent: int) -> dict:
+    """What a whole game on ``states`` gives the agent at port ``agent``: eval's keys for one game."""
+    lost, taken = stock_by_stock(states, agent)
+    took, dealt = stock_by_stock(states, opponent)
+    last = states[-1].players
+    t = lambda v: torch.tensor([float(v)])  # noqa: E731
+    result = int(game_result(t(last[agent].stock), t(last[opponent].stock), t(last[agent].percent),
+                             t(last[opponent].percent)))
+    return {"wins": int(result > 0), "losses": int(result < 0), "draws": int(result == 0),
+            "stocks_taken_per_game": took, "stocks_lost_per_game": lost,
+            "damage_dealt_per_game": dealt, "damage_taken_per_game": taken}
+
+
+def file_env(path: Path, consoles: int = 2, **kw) -> tuple[DolphinEnv, list]:
+    """A fight DolphinEnv on the replay's file console (menus off); a console past ``consoles`` ends the test."""
+    states = read_gamestates(path)
+    ports = game_ports(states[-1])
+    made: list = []
+
+    def session():
+        if len(made) >= consoles:
+            raise ReplayOver
+        made.append(replay_session(str(path), ports[0], ports[1], recording_controller))
+        return made[-1]
+
+    cfg = DolphinConfig(agent_port=ports[0], opponent_port=ports[1])
+    env = DolphinEnv(cfg, cpu_level=9, game="fight", session_factory=session, menus=False, **kw)
+    return env, states
+
+
+# --- the accounting, frame by frame, on real replays ---
+
+@pytest.mark.parametrize("name", READABLE_REPLAYS)
+@pytest.mark.parametrize("agent_first", [True, False])
+def test_dolphin_fight_accounting_over_a_whole_replay_equals_its_final_values(name, agent_first):
+    states = read_gamestates(replay_path(name))
+    ports = game_ports(states[-1])
+    agent, opponent = ports if agent_first else ports[::-1]
+    rules = GameStateRules(agent, opponent, "fight", GAME_FRAMES, timed=True)
+    rules.start(states[0])
+    taken = dealt = reward = 0.0
+    lost = took = 0
+    ends = []
+    for i, gs in enumerate(states[1:], start=1):
+        r = rules.frame(gs, noop=True)
+        assert not r.truncated
+        taken, dealt, lost, took, reward = (taken + r.damage_taken, dealt + r.damage_dealt, lost + r.stocks_lost,
+                                            took + r.stocks_taken, reward + r.reward)
+        if r.terminal:
+            ends.append(i)
+    want_lost, want_taken = stock_by_stock(states, agent)
+    want_took, want_dealt = stock_by_stock(states, opponent)
+    assert (lost, took) == (want_lost, want_took)
+    assert taken == pytest.approx(want_taken, abs=1e-3) and dealt == pytest.approx(want_dealt, abs=1e-3)
+    assert reward == pytest.approx(0.01 * (dealt - taken) + (took - lost), abs=1e-4)
+    assert rules.episode_return == pytest.approx(reward)
+    # The game ends (terminal) on the frame a player loses their last stock, and on no other: the
+    # replays are all far shorter than the 8:00 clock.
+    last = states[-1].players
+    assert ends == ([len(states) - 1] if min(last[agent].stock, last[opponent].stock) == 0 else [])
+    if name == WHOLE_GAME:  # Marth (port 1) takes all four of Fox's stocks
+        assert (want_took, want_lost) == ((4, 0) if agent == 1 else (0, 4))
+        assert want_dealt + want_taken > 300
+
+
+def test_dolphin_fight_stock_lost_is_never_negative_damage():
+    # On a KO the stock count drops while the percent holds; 60 frames later the respawn resets it
+    # to 0 within the same stock. Neither is damage, either way round.
+    states = read_gamestates(replay_path(WHOLE_GAME))
+    rules = GameStateRules(2, 1, "fight", GAME_FRAMES, timed=True)  # the agent is Fox, who is KO'd
+    rules.start(states[0])
+    seen_reset = 0
+    for i, gs in enumerate(states[1:], start=1):
+        before = states[i - 1].players[2]
+        r = rules.frame(gs, noop=True)
+        assert r.damage_taken >= 0 and r.damage_dealt >= 0
+        if gs.players[2].stock < before.stock:
+            assert r.stocks_lost == 1 and r.damage_taken == 0 and r.reward == pytest.approx(-1.0)
+        if gs.players[2].stock == before.stock and gs.players[2].percent < before.percent:
+            seen_reset += 1
+            assert r.damage_taken == 0
+    assert seen_reset == 3  # three respawns: the fourth KO ends the game
+
+
+def test_dolphin_fight_clock_counts_from_go_and_ends_the_game():
+    # Melee's timer starts at GO (libmelee's frame 0); the 123 countdown frames are not on it. The
+    # frame on which max_frames frames have been played since GO ends the game, as terminal.
+    states = read_gamestates(replay_path("libmelee_test_game_1.slp"))
+    rules = GameStateRules(1, 2, "fight", 200, timed=True)
+    rules.start(states[0])
+    assert states[0].frame == -123
+    for gs in states[1:]:
+        r = rules.frame(gs, noop=True)
+        if r.terminal:
+            break
+    assert gs.frame == 199 and rules.time_up(gs) and not r.truncated
+    assert rules.episode_frame == 122 + 200  # frames -122..199: the episode's first frame (-123) is its start
+
+
+# --- DolphinEnv: one episode per game ---
+
+def test_dolphin_fight_env_plays_a_whole_game_as_one_episode_and_reports_it_as_the_arena_does():
+    env, states = file_env(replay_path(WHOLE_GAME))
+    a, o = env.rules.agent_port, env.rules.opponent_port
+    assert env.action_set.name == "basic" and env.rules.reward == "fight" and env.max_frames == GAME_FRAMES
+    dones = []
+    step = env.step
+
+    def recording_step(actions):
+        out = step(actions)
+        if out[2].item():
+            dones.append(out)
+        return out
+
+    env.step = recording_step  # type: ignore[method-assign]
+    r = evaluate(env, make_policy("noop", "basic"), 1, progress=False)
+    assert len(dones) == 1
+    obs, reward, _, info = dones[0]
+    assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
+    assert info["episode_frame"].item() == len(states) - 1  # every frame of the game after the first
+    last = states[-1].players
+    assert (info["agent_stocks"].item(), info["opponent_stocks"].item()) == (int(last[a].stock), int(last[o].stock))
+    assert info["agent_percent"].item() == pytest.approx(float(last[a].percent))
+    assert info["opponent_percent"].item() == pytest.approx(float(last[o].percent))
+    want = replay_result(states, a, o)
+    assert r["games"] == 1 and r["win_rate"] == 1.0 and r["episodes_cut"] == 0
+    for k, v in want.items():
+        assert r[k] == pytest.approx(v, abs=1e-3), k
+    assert info["episode_return"].item() == pytest.approx(
+        0.01 * (want["damage_dealt_per_game"] - want["damage_taken_per_game"]) + 4, abs=1e-3)
+    # The next episode starts on the next game's first frame (here the replay again, "restarted").
+    assert env.restarts == 1
+    from melee_agent.state import encode_gamestate
+
+    assert torch.allclose(obs[0], torch.as_tensor(encode_gamestate(states[0], a, o, 0, env.num_actions)))
+
+
+def test_dolphin_fight_env_ends_the_game_on_the_clock_and_goes_on_in_the_next_one():
+    env, states = file_env(replay_path("libmelee_test_game_1.slp"), max_frames=300)
+    a, o = env.rules.agent_port, env.rules.opponent_port
+    env.reset()
+    steps = []
+    while not steps or not steps[-1][2].item():
+        steps.append(env.step(torch.tensor([env.noop_index])))
+    _, _, _, info = steps[-1]
+    at = next(i for i, s in enumerate(states) if s.frame == 299)
+    assert info["terminal"].item() and info["game_over"].item() and info["episode_frame"].item() == at
+    last = states[at].players
+    assert info["agent_stocks"].item() == last[a].stock and info["opponent_stocks"].item() == last[o].stock
+    assert info["agent_percent"].item() == pytest.approx(float(last[a].percent))
+    # What is left of the game is not played: the next step is in the next game (the replay again).
+    nxt = env.step(torch.tensor([env.noop_index]))[3]
+    assert env.restarts == 1 and nxt["frames"].item() == 3 and not nxt["terminal"].item()
+    assert env.rules.episode_frame == 3 and env.gamestate.frame == states[3].frame
+
+
+def test_dolphin_fight_refuses_input_delay_and_a_reward_that_does_not_fit():
+    with pytest.raises(ValueError, match=r"env.delay_frames=18: Dolphin adds no input delay of its own .*Slippi"):
+        make_env(load_config("dolphin-fight", ["env.delay_frames=18"]))
+    with pytest.raises(ValueError, match="reward 'untouchable' does not fit game 'fight'"):
+        DolphinEnv(DolphinConfig(), game="fight", reward="untouchable", session_factory=lambda: None, menus=False)
+    cfg = load_config("dolphin-fight")
+    assert (cfg.env.env, cfg.env.game, cfg.env.reward, cfg.env.action_set) == ("dolphin", "fight", "fight", "basic")
+
+
+# --- end to end against the Dolphin stand-in ---
+
+def _standin(tmp_path: Path, replay: str) -> tuple[Path, Path]:
+    # No frames_limit: the game runs to its end as recorded (a KO, or TIME! at the replay's end).
+    exe = install_standin(tmp_path / "dolphin", [replay_path(replay)], freeze_frames=10)
+    return exe, exe.parent / "melee.iso"
+
+
+def test_dolphin_fight_eval_cli_against_the_standin_counts_the_game_as_the_replay_ends(tmp_path):
+    states = read_gamestates(replay_path(WHOLE_GAME))
+    exe, iso = _standin(tmp_path, WHOLE_GAME)
+    out = tmp_path / "eval.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "melee_agent.cli.main", "eval", "--config", "dolphin-fight", "--env", "dolphin",
+         "--episodes", "1", "--policy", "noop", "--no-progress", "--no-replays", "--json", str(out),
+         "--set", f"dolphin.dolphin_path={exe}", "--set", f"dolphin.iso_path={iso}",
+         "--set", "dolphin.timeout_s=10"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads(out.read_text())
+    # The stand-in seats the recorded port 1 (Marth) on the agent's port as Fox, and the recorded
+    # Fox CPU on port 2 as the level-9 Marth: the agent wins 4-0, as the replay does.
+    want = replay_result(states, 1, 2)
+    assert want["wins"] == 1 and want["stocks_taken_per_game"] == 4 and want["stocks_lost_per_game"] == 0
+    assert r["env"] == "dolphin" and r["episodes"] == 1 and r["games"] == 1 and r["episodes_cut"] == 0
+    assert r["win_rate"] == 1.0 and r["losses"] == 0 and r["draws"] == 0
+    for k, v in want.items():
+        assert r[k] == pytest.approx(v, abs=1e-3), k
+    log = events(exe.parent)
+    assert any("game 1 over (GAME!)" in e for e in log) and any("port 2 MARTH cpu 9" in e for e in log)
+
+
+def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):
+    # libmelee_test_game_1 runs out (TIME!) with port 1 a stock down: Melee ends the game before
+    # the 8:00 clock would. The episode is the game's, terminal, and the agent lost it.
+    states = read_gamestates(replay_path("libmelee_test_game_1.slp"))
+    exe, iso = _standin(tmp_path, "libmelee_test_game_1.slp")
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(iso), timeout_s=5, menu_timeout_s=20)
+    env = DolphinEnv(cfg, cpu_level=9, game="fight")
+    dones = []
+    step = env.step
+
+    def recording_step(actions):
+        out = step(actions)
+        if out[2].item():
+            dones.append(out[3])
+        return out
+
+    env.step = recording_step  # type: ignore[method-assign]
+    try:
+        r = evaluate(env, make_policy("noop", "basic"), 1, progress=False)
+    finally:
+        env.close()
+    assert any("game 1 over (TIME!)" in e for e in events(exe.parent))
+    info = dones[0]
+    assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
+    assert env.restarts == 0
+    want = replay_result(states, 1, 2)
+    assert want["losses"] == 1 and want["stocks_lost_per_game"] == 1
+    assert r["games"] == 1 and r["episodes_cut"] == 0
+    for k, v in want.items():
+        assert r[k] == pytest.approx(v, abs=1e-3), k
+    last = states[-1].players
+    assert (info["agent_stocks"].item(), info["opponent_stocks"].item()) == (3, 4)
+    assert info["agent_percent"].item() == pytest.approx(float(last[1].percent))
+
+
+def test_dolphin_standin_streams_an_older_replay_as_today_s_dolphin_does(tmp_path):
+    # pyslippi_game.slp is replay format 1.0.0: no Frame Start or Bookend, which libmelee's live
+    # console needs (and it refuses formats before 3.0.0). The stand-in streams it as format 3.0.0;
+    # libmelee reads those frames (without allow_old_version) exactly as it reads the file itself.
+    import melee
+    import ubjson
+
+    from tests.dolphin_standin.slp_frames import FRAME_BOOKEND, FRAME_START, read_game
+
+    path = replay_path(WHOLE_GAME)
+    game = read_game(path)
+    assert game.version == (3, 0, 0) and game.ports == (0, 1)
+    assert all(f[0] == FRAME_START and f[-5] == FRAME_BOOKEND for f in game.frames)
+    streamed = tmp_path / "streamed.slp"
+    streamed.write_bytes(ubjson.dumpb({"raw": game.start + b"".join(game.frames) + game.end, "metadata": {}}))
+    console = melee.Console(path=str(streamed), is_dolphin=False)
+    console.connect()
+    got = []
+    while (gs := console.step()) is not None:
+        got.append(gs)
+    want = read_gamestates(path)
+    assert len(got) == len(want) == len(game.frames)
+    for a, b in zip(got, want):
+        assert a.frame == b.frame
+        for p in (1, 2):
+            pa, pb = a.players[p], b.players[p]
+            assert (pa.stock, pa.percent, pa.action, pa.character) == (pb.stock, pb.percent, pb.action, pb.character)
+            assert (pa.position.x, pa.position.y) == (pb.position.x, pb.position.y)
