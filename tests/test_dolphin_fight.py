@@ -253,6 +253,8 @@ def test_dolphin_fight_eval_cli_against_the_standin_counts_the_game_as_the_repla
         assert r[k] == pytest.approx(v, abs=1e-3), k
     log = events(exe.parent)
     assert any("game 1 over (GAME!)" in e for e in log) and any("port 2 MARTH cpu 9" in e for e in log)
+    assert "1 whole games (4 stocks, 8:00) per level" in proc.stdout
+    assert "level 9: 1 games, 1 won, 0 lost, 0 drawn (100% won); per game: stocks taken 4.00, lost 0.00" in proc.stdout
 
 
 def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):

@@ -1,5 +1,8 @@
 """`melee-agent eval`: play N one-minute episodes against a CPU level and report the paper's metric.
 
+With ``env.game = "fight"`` (the arena's, or ``--config dolphin-fight`` in Dolphin) each episode is a
+whole game, and the report adds games won, lost and drawn, and stocks and damage per game.
+
 With ``--cpu-level all`` it runs levels 1-9 and draws the untouched share per level as a PNG.
 """
 
@@ -103,6 +106,15 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def format_games(rows: list[dict[str, Any]]) -> str:
+    """One line per level that played whole games (fights): won, lost, drawn, and stocks and damage per game."""
+    return "\n".join(f"level {r['cpu_level']}: {r['games']} games, {r['wins']} won, {r['losses']} lost, "
+                     f"{r['draws']} drawn ({r['win_rate']:.0%} won); per game: stocks taken "
+                     f"{r['stocks_taken_per_game']:.2f}, lost {r['stocks_lost_per_game']:.2f}, damage dealt "
+                     f"{r['damage_dealt_per_game']:.1f}, taken {r['damage_taken_per_game']:.1f}"
+                     for r in rows if r.get("games"))
+
+
 def run(args: argparse.Namespace) -> int:
     overrides = list(args.set)
     if args.env:
@@ -117,8 +129,11 @@ def run(args: argparse.Namespace) -> int:
         cfg.dolphin.save_replays, cfg.dolphin.replay_dir = True, str(replays)
     rows = evaluate_levels(cfg, args.policy, levels, args.episodes, args.envs, args.device, args.seed,
                            progress=not args.no_progress and sys.stderr.isatty())
-    print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} one-minute episodes per level")
+    what = "whole games (4 stocks, 8:00)" if cfg.env.game == "fight" else "one-minute episodes"
+    print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
     print(format_table(rows))
+    if games := format_games(rows):
+        print(games)
     if len(rows) == 1:
         out: dict[str, Any] = rows[0]
     else:
