@@ -320,3 +320,25 @@ def test_dolphin_standin_streams_an_older_replay_as_today_s_dolphin_does(tmp_pat
             pa, pb = a.players[p], b.players[p]
             assert (pa.stock, pa.percent, pa.action, pa.character) == (pb.stock, pb.percent, pb.action, pb.character)
             assert (pa.position.x, pa.position.y) == (pb.position.x, pb.position.y)
+
+
+def test_dolphin_fight_in_a_game_without_four_stocks_each_stops_with_what_to_set(tmp_path):
+    # Melee's rules are the user's (the worker drives the character and stage screens, never the
+    # rules menu): a fight whose game starts with other stocks (peppi_v3.13: one each) stops at once.
+    from melee_agent.dolphin import DolphinError
+
+    exe, iso = _standin(tmp_path, "peppi_v3.13.slp")
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(iso), timeout_s=5, menu_timeout_s=20)
+    env = DolphinEnv(cfg, cpu_level=9, game="fight")
+    try:
+        with pytest.raises(DolphinError, match="a fight needs Melee's standard rules, 4 stocks each and 8:00, but the "
+                                               "game started with 1 and 1 stocks .*Rules menu"):
+            env.reset()
+    finally:
+        env.close()
+    env = DolphinEnv(cfg, cpu_level=9)  # the dodging task plays whatever the rules give
+    try:
+        env.reset()
+        assert env.supervisor.setup_mismatches == []
+    finally:
+        env.close()

@@ -48,6 +48,9 @@ from melee_agent.state import encode_gamestate
 from melee_agent.vecenv import StepResult, step_info
 
 
+FIGHT_STOCKS = 4  # Melee's standard rules (docs/design.md "Fights")
+
+
 class DolphinEnv:
     """One Melee game in Dolphin with the arena's API (``num_envs`` = 1)."""
 
@@ -81,7 +84,9 @@ class DolphinEnv:
             check_paths(cfg)
             launch = launch_options(cfg)  # the build does not change between restarts: ask once
             session_factory = lambda: start_dolphin(cfg, launch, free_udp_port())  # noqa: E731
-        self.supervisor = Supervisor(cfg, cpu_level, session_factory, menus=menus)
+        # A fight is a game of Melee's standard rules: every game must start with 4 stocks each.
+        self.supervisor = Supervisor(cfg, cpu_level, session_factory, menus=menus,
+                                     stocks=FIGHT_STOCKS if self.game == "fight" else None)
         self.prev_action = 0
         self.gamestate: Any = None
 

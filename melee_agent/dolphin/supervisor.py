@@ -10,7 +10,8 @@ since the last one (or Dolphin was restarted). On the way it:
 - treats sudden death (scene 0x0302, or a game whose players start at 300%) as the end of the
   game it follows: nothing is pressed there (START would pause it) and the agent plays none of it;
 - checks the setup on the first frame of every game (both characters, the CPU's type and level,
-  the stage); a wrong one is logged with what was seen and quit (:mod:`.quit`: L+R+A held, START
+  the stage; for fights also Melee's rules: ``stocks`` each, else a :class:`DolphinError` at once,
+  since the menus driven here never change the rules); a wrong one is logged with what was seen and quit (:mod:`.quit`: L+R+A held, START
   tapped) within ``dolphin.quit_timeout_s``, else Dolphin is restarted; ``dolphin.max_setup_mismatches``
   wrong games in a row stop the worker with a :class:`DolphinError` naming what was seen;
 - restarts Dolphin when it exits, when it is silent for ``dolphin.timeout_s`` while a frame is
@@ -168,10 +169,11 @@ class Supervisor:
     """One Dolphin kept in game: see the module docstring."""
 
     def __init__(self, cfg: DolphinConfig, cpu_level: int, start: SessionFactory, menus: bool = True,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, stocks: int | None = None):
         import melee  # noqa: PLC0415
 
         self.cfg, self.cpu_level, self._start, self.menus = cfg, cpu_level, start, menus
+        self.stocks = stocks  # the stocks each player must start a game with (fights), None: any
         check_dolphin_config(cfg, "dolphin config")
         if MENU_EVENTS_IN_FRAMES not in logging.getLogger().filters:
             logging.getLogger().addFilter(MENU_EVENTS_IN_FRAMES)
@@ -317,6 +319,9 @@ class Supervisor:
         return bool(gs.players) and all(float(p.percent) >= SUDDEN_DEATH_PERCENT for p in gs.players.values())
 
     def _check_setup(self, gs: Any) -> None:
+        rules = self.rules_problem(gs) if self.menus else None
+        if rules:
+            raise DolphinError(rules)
         wrong = self.setup_problem(gs) if self.menus else None
         if not wrong:
             self._wrong_in_a_row = 0
@@ -336,6 +341,23 @@ class Supervisor:
     def _quit_failed(self) -> str:
         return (f"did not leave a wrong-setup game in dolphin.quit_timeout_s = {self.cfg.quit_timeout_s:g} s "
                 "(L+R+A+START refused: is pause off in the game's rules?)")
+
+    def rules_problem(self, gs: Any) -> str | None:
+        """What in Melee's rules keeps this game from being the asked fight (None: the rules fit, or any do).
+
+        The stocks a game starts with are the rules' (Melee boots in Time mode, 2:00); the worker
+        drives the character and stage screens, never the rules menu, so only the user can fix it.
+        """
+        if self.stocks is None:
+            return None
+        ports = (self.cfg.agent_port, self.cfg.opponent_port)
+        seen = [int(gs.players[p].stock) for p in ports]
+        if all(n == self.stocks for n in seen):
+            return None
+        return (f"a fight needs Melee's standard rules, {self.stocks} stocks each and 8:00, but the game started "
+                f"with {seen[0]} and {seen[1]} stocks (ports {ports[0]} and {ports[1]}): set Stock mode, "
+                f"{self.stocks} stocks, time limit 8:00 once in Melee's VS mode Rules menu (the memory card keeps "
+                "them)")
 
     def setup_problem(self, gs: Any) -> str | None:
         """What differs from the configured setup on a game's first frame (None: all as configured)."""
