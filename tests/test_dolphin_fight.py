@@ -342,3 +342,37 @@ def test_dolphin_fight_in_a_game_without_four_stocks_each_stops_with_what_to_set
         assert env.supervisor.setup_mismatches == []
     finally:
         env.close()
+
+
+def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_counts_as_the_game_s_end(tmp_path):
+    # Melee plays sudden death after TIME! with stocks tied; the agent plays none of it, and the
+    # game's episode ends (terminal, game over) at time: by the rules here (docs/design.md
+    # "Fights"), less percent wins, and equal is a draw. slippijs_lCancel: nobody is hit early on.
+    exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp")], frames_limit=200,
+                          freeze_frames=10)
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=5,
+                        menu_timeout_s=20)
+    env = DolphinEnv(cfg, cpu_level=9, game="fight")
+    dones = []
+    step = env.step
+
+    def recording_step(actions):
+        out = step(actions)
+        if out[2].item():
+            dones.append(out[3])
+        return out
+
+    env.step = recording_step  # type: ignore[method-assign]
+    try:
+        r = evaluate(env, make_policy("noop", "basic"), 2, progress=False)
+    finally:
+        env.close()
+    log = events(exe.parent)
+    assert sum("sudden death over" in e for e in log) >= 1
+    assert len(dones) == 2 and env.restarts == 0
+    for info in dones:
+        assert info["terminal"].item() and info["game_over"].item() and not info["truncated"].item()
+        assert info["agent_stocks"].item() == info["opponent_stocks"].item() == 4
+        assert info["agent_percent"].item() == info["opponent_percent"].item() == 0.0
+        assert info["final_obs"][0, 11] < 0.3  # the last frame before time, not sudden death's 300%
+    assert r["games"] == 2 and r["draws"] == 2 and r["episodes_cut"] == 0
