@@ -376,3 +376,23 @@ def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_coun
         assert info["agent_percent"].item() == info["opponent_percent"].item() == 0.0
         assert info["final_obs"][0, 11] < 0.3  # the last frame before time, not sudden death's 300%
     assert r["games"] == 2 and r["draws"] == 2 and r["episodes_cut"] == 0
+
+
+def test_dolphin_fight_worker_rows_end_the_game_as_a_terminal_transition():
+    # What a Dolphin worker with configs/dolphin-fight.toml uploads: one whole game is one episode,
+    # its last row terminal (discount 0), its return the game's fight reward. peppi_v3.13 is short
+    # and ends on the agent's (port 1's) last stock lost.
+    from melee_agent.model import DuelingDQN
+    from melee_agent.rows import DISCOUNT, REWARD
+    from workers.play import SegmentPlayer
+
+    env, states = file_env(replay_path("peppi_v3.13.slp"))
+    player = SegmentPlayer(env, epsilon=1.0, n_step=1, gamma=0.99, seed=0)
+    rows, stats = player.play(DuelingDQN(num_actions=env.num_actions), frames_per_env=len(states) + 2)
+    assert stats.episodes == 1 and stats.length_sum == len(states) - 1
+    want = replay_result(states, 1, 3)
+    assert want["losses"] == 1 and want["stocks_lost_per_game"] == 1
+    assert stats.return_sum == pytest.approx(
+        0.01 * (want["damage_dealt_per_game"] - want["damage_taken_per_game"]) - 1, abs=1e-3)
+    terminal = (rows[:, DISCOUNT] == 0).nonzero().view(-1).tolist()
+    assert len(terminal) == 1 and rows[:, REWARD].sum().item() == pytest.approx(stats.return_sum, abs=1e-2)
