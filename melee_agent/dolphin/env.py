@@ -8,6 +8,11 @@ alive and in a game is the :class:`~melee_agent.dolphin.supervisor.Supervisor`'s
 When a game ends or Dolphin restarts mid-episode the episode is cut (truncated), and its
 ``final_obs`` is the last frame of the game that ended; the next observation is the new game's.
 
+An episode that ends on a game's deciding frame (a player's last stock lost) is followed by the
+next game's first frame, never by a new episode in the game that is over; and an episode with no
+frame of its own when its game ends (it began on that game's last frame) is not an episode: it
+starts again on the new game's first frame, where the decision is played.
+
 ``game="fight"`` (docs/design.md "Fights"): the episode is the whole game, terminal on the frame a
 player loses their last stock (GAME!) or on which Melee's 8:00 clock runs out (28,800 frames
 after GO), and the next episode starts on the next game's first frame. A game Melee itself ends
@@ -16,10 +21,6 @@ episode as terminal, on the last frame it showed; only a Dolphin restart cuts a 
 no ``game_over``). ``info`` carries the arena's ``agent_stocks``, ``opponent_stocks``,
 ``agent_percent``, ``opponent_percent`` (the episode's last frame) and ``game_over``, so
 :mod:`melee_agent.evaluate` counts wins, losses and draws as it does for the arena.
-An episode that ends on a game's deciding frame (a player's last stock lost) is followed by the
-next game's first frame, never by a new episode in the game that is over; and an episode with no
-frame of its own when its game ends (it began on that game's last frame) is not an episode: it
-starts again on the new game's first frame, where the decision is played.
 
 Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
 

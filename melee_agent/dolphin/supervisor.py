@@ -11,9 +11,10 @@ since the last one (or Dolphin was restarted). On the way it:
   game it follows: nothing is pressed there (START would pause it) and the agent plays none of it;
 - checks the setup on the first frame of every game (both characters, the CPU's type and level,
   the stage; for fights also Melee's rules: ``stocks`` each, else a :class:`DolphinError` at once,
-  since the menus driven here never change the rules); a wrong one is logged with what was seen and quit (:mod:`.quit`: L+R+A held, START
-  tapped) within ``dolphin.quit_timeout_s``, else Dolphin is restarted; ``dolphin.max_setup_mismatches``
-  wrong games in a row stop the worker with a :class:`DolphinError` naming what was seen;
+  since the menus driven here never change the rules); a wrong one is logged with what was seen
+  and quit (:mod:`.quit`: L+R+A held, START tapped) within ``dolphin.quit_timeout_s``, else
+  Dolphin is restarted; ``dolphin.max_setup_mismatches`` wrong games in a row stop the worker with
+  a :class:`DolphinError` naming what was seen;
 - restarts Dolphin when it exits, when it is silent for ``dolphin.timeout_s`` while a frame is
   awaited (the :class:`Watchdog` calls libmelee's ``Console.interrupt``, so a hung Dolphin with
   its connection up is noticed; the silence of a game paused to quit it is not a hang), or when it
