@@ -35,3 +35,16 @@ def test_the_arena_as_an_sb3_vecenv_reports_ends_as_sb3_expects() -> None:
     model = DQN("MlpPolicy", venv, learning_starts=100, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
     model.learn(total_timesteps=400)
     assert model.num_timesteps >= 400
+
+
+def test_sb3_budget_and_speedup_read_every_run() -> None:
+    from melee_agent.cli.bench_learn import sb3_minutes, speedup
+
+    ours = [{"minutes_to_target": 7.5}, {"minutes_to_target": 5.0}]
+    assert sb3_minutes(ours, 15.0) == 22.5  # 3x the slowest of ours
+    assert sb3_minutes(ours + [{"minutes_to_target": None}], 15.0) == 15.0  # one of ours never got there
+    assert sb3_minutes(None, 15.0) == 15.0
+    # SB3's fastest run sets the ratio; one SB3 run at target makes it a measured ratio, not a bound.
+    assert speedup(ours, [{"minutes_to_target": None}, {"minutes_to_target": 15.0}], 22.5) == {"ratio": 2.0, "lower_bound": False}
+    assert speedup(ours, [{"minutes_to_target": None}] * 2, 22.5) == {"ratio": 3.0, "lower_bound": True}
+    assert speedup([{"minutes_to_target": None}], [{"minutes_to_target": 2.5}], 15.0)["ratio"] is None

@@ -45,8 +45,44 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="episodes per level in the final score (default: %(default)s)")
     p.add_argument("--sb3-envs", type=flags.positive_int, default=16,
                    help="arena games SB3's DQN steps together (default: %(default)s)")
+    p.add_argument("--sb3-minutes", type=flags.positive_float, default=None,
+                   help="SB3's training time per run (default: 3x the slowest time our runs took to reach the "
+                        "target, so SB3 not reaching it in that time shows ours at least 3x sooner; --minutes "
+                        "where ours did not reach it or did not run)")
     p.add_argument("--only", choices=("melee-agent", "sb3"), default=None, help="race one side only")
     p.add_argument("--quick", action="store_true", help="tiny runs (smoke test): 0.3 minutes, 1 run, few episodes")
+
+
+def sb3_minutes(ours: list[dict[str, Any]] | None, minutes: float) -> float:
+    """SB3's time budget: 3x ours' slowest time to the target (enough to tell "at least 3x sooner"
+    from "not"), else ``minutes``.
+
+    >>> sb3_minutes([{"minutes_to_target": 5.0}, {"minutes_to_target": 7.5}], 15.0)
+    22.5
+    >>> sb3_minutes([{"minutes_to_target": None}], 15.0)
+    15.0
+    """
+    times = [r["minutes_to_target"] for r in ours or []]
+    if not times or any(t is None for t in times):
+        return minutes
+    return 3.0 * max(times)
+
+
+def speedup(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], sb3_budget: float) -> dict[str, Any]:
+    """How much sooner ours reached the target than SB3, run against run: the slowest of ours
+    against the fastest of SB3's; where an SB3 run never reached it, its budget is a lower bound.
+
+    >>> speedup([{"minutes_to_target": 5.0}], [{"minutes_to_target": None}], 22.5)
+    {'ratio': 4.5, 'lower_bound': True}
+    >>> speedup([{"minutes_to_target": 5.0}], [{"minutes_to_target": 10.0}], 22.5)
+    {'ratio': 2.0, 'lower_bound': False}
+    """
+    t_ours = [r["minutes_to_target"] for r in ours]
+    if not t_ours or any(t is None for t in t_ours):
+        return {"ratio": None, "lower_bound": False}
+    t_sb3 = [r["minutes_to_target"] for r in theirs]
+    fastest = min(sb3_budget if t is None else t for t in t_sb3)
+    return {"ratio": round(fastest / max(t_ours), 3), "lower_bound": all(t is None for t in t_sb3)}
 
 
 def first_at_target(curve: list[dict[str, Any]]) -> float | None:
@@ -204,13 +240,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(args.run_dir) if args.run_dir else Path(tempfile.mkdtemp(prefix="bench-learn-"))
     for side in sides:
         out = []
+        budget = minutes
+        if side == "sb3":
+            budget = args.sb3_minutes or (minutes if args.quick else sb3_minutes(results.get("melee-agent"), minutes))
+            results["sb3_minutes"] = budget
         for i in range(runs):
-            print(f"bench learn: {side} run {i + 1} of {runs} ({minutes} minutes) ...", flush=True)
+            print(f"bench learn: {side} run {i + 1} of {runs} ({budget:g} minutes) ...", flush=True)
             if side == "sb3":
-                out.append(race_sb3(minutes, eval_every, args.sb3_envs, final, seed=i))
+                out.append(race_sb3(budget, eval_every, args.sb3_envs, final, seed=i))
             else:
                 out.append(race_ours(minutes, eval_every, final, root / f"melee-agent-{i}"))
         results[side] = out
+    if len(sides) == 2:
+        results["speedup"] = speedup(results["melee-agent"], results["sb3"], results["sb3_minutes"])
     _print(results, sides)
     return results
 
@@ -228,4 +270,9 @@ def _print(r: dict[str, Any], sides: list[str]) -> None:
     if len(sides) == 2:
         ours = [x["minutes_to_target"] for x in r["melee-agent"]]
         theirs = [x["minutes_to_target"] for x in r["sb3"]]
-        print(f"  melee-agent {ours} vs SB3 {theirs} minutes (None: not within {r['minutes']} minutes)")
+        print(f"  melee-agent {ours} vs SB3 {theirs} minutes (None: not within {r['minutes']} minutes for ours, "
+              f"{r['sb3_minutes']:g} for SB3)")
+        s = r["speedup"]
+        if s["ratio"] is not None:
+            print(f"  melee-agent reached the target {'at least ' if s['lower_bound'] else ''}{s['ratio']:.1f}x sooner "
+                  "(its slowest run against SB3's fastest)")
