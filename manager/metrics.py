@@ -4,7 +4,8 @@ Tags: ``loss/`` (td, grad_norm), ``q/mean``, ``replay/`` (size, fill), ``ingest/
 ``train/steps_per_s``, ``model/version``, ``workers/`` (active, frames_per_s and the totals of
 :data:`WORKER_COUNTERS`), ``uploads/`` (batches, rows, duplicates refused) and ``episode/``
 (return, length, hits, untouched, and ``untouched_level_N`` per CPU level where workers play a
-level mix) from the statistics workers send with their batches.
+level mix; for fights, per game played to its end: ``stocks_taken``, ``stocks_lost``, ``damage_dealt``
+and ``win_rate``) from the statistics workers send with their batches.
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ class Board:
         self.scalars({"episode/return": stats.return_sum / n, "episode/length": stats.length_sum / n,
                       "episode/hits": stats.hits / n, "episode/untouched": stats.untouched / n}, step)
         self._level_episodes(stats.per_level, step)
+        if stats.games > 0:  # fights: whole games
+            g = stats.games
+            self.scalars({"episode/stocks_taken": stats.stocks_taken / g, "episode/stocks_lost": stats.stocks_lost / g,
+                          "episode/damage_dealt": stats.damage_dealt / g, "episode/win_rate": stats.wins / g}, step)
 
     def _level_episodes(self, per_level: dict[str, list[int]], step: int) -> None:
         """Workers on a level mix count episodes and untouched ones per CPU level; the board shows each

@@ -142,7 +142,117 @@ def _basic() -> ActionSet:
     return ActionSet("basic", tuple(actions))
 
 
-ACTION_SETS: dict[str, ActionSet] = {s.name: s for s in (_untouchable(), _basic())}
+def _press(*buttons: str, stick: tuple[float, float] = NEUTRAL_STICK, shoulder: float = 0.0) -> ControllerFrame:
+    return ControllerFrame(frozenset(buttons), stick, shoulder)
+
+
+#: Stick positions the ``fight`` set uses beyond :data:`STICKS` (libmelee's [0, 1], 0.5 neutral). The arena
+#: reads the stick doubled around 0.5 (``[-1, 1]``): walk above 0.2, dash and smash at 0.8 or more, tilt
+#: above 0.3, fast fall below -0.6 (melee_agent/arena/fight/fighter.py): 0.8125 / 0.1875 here (0.625 there)
+#: walks, 0.75 / 0.25 (0.5 there) tilts and aims aerials without a fast fall. Every value is exact in
+#: float32 (the arena's table holds the very same numbers).
+FIGHT_STICKS = {
+    "walk_left": (0.1875, 0.5), "walk_right": (0.8125, 0.5),
+    "tilt_left": (0.25, 0.5), "tilt_right": (0.75, 0.5), "tilt_up": (0.5, 0.75), "tilt_down": (0.5, 0.25),
+    "up_left": (0.1484375, 0.8515625), "up_right": (0.8515625, 0.8515625),  # 45 degrees, at the rim
+}
+#: The frame (counted from 0 at the jump's press) on which a short hop from standing lands in the arena
+#: (3 frames of jump squat, 17 in the air; measured there, checked by tests/test_fight_actions.py): the
+#: L-cancel press comes ``LCANCEL_LEAD`` frames before, inside the game's 7-frame window.
+SH_AERIAL_LANDS = 20
+LCANCEL_LEAD = 3
+FIREFOX_CHARGE = 42  # frames of Fox's firefox charge in the arena (the move table's length for action 354)
+
+
+def _stick(name: str) -> tuple[float, float]:
+    return FIGHT_STICKS.get(name) or STICKS[name]
+
+
+def _fight() -> ActionSet:
+    """The ``fight`` set (docs/design.md "Fights"): 45 macros for whole games, Fox's moves as the arena reads them.
+
+    Every macro starts from a released controller (its first press is a fresh one) and ends with a
+    neutral frame, so the next macro's A, B, Z or jump is a new press and its stick a fresh flick (a
+    smash), except ``shield``, which ends holding the shield (the next macro keeps it up or drops it).
+    Directions are the stick's (left / right on the screen), not the fighter's facing: ``ftilt_left``
+    and ``fsmash_left`` turn Fox left first (the arena turns a fighter to a forward tilt's or smash's
+    stick), ``throw_left`` is a forward throw facing left and a back throw facing right, and the
+    short-hop side aerials first tap the stick to face a way (one walking frame) so that ``sh_fair_right``
+    is always a forward air to the right and ``sh_bair_right`` a back air to the right (Fox faces left).
+    """
+    n = NEUTRAL
+    jump = _press("Y")
+    acts: list[Action] = [Action("noop", (n,))]
+
+    def add(name: str, *frames: ControllerFrame | tuple[ControllerFrame, ...]) -> None:
+        flat: list[ControllerFrame] = []
+        for f in frames:
+            flat.extend(f if isinstance(f, tuple) else (f,))
+        acts.append(Action(name, tuple(flat)))
+
+    # --- movement ---
+    for side in ("left", "right"):
+        add(f"walk_{side}", hold(_press(stick=_stick(f"walk_{side}")), 8), n)
+    for side in ("left", "right"):
+        add(f"dash_{side}", hold(_press(stick=STICKS[side]), 8), n)
+    add("full_hop", hold(jump, 5), n)  # the jump still held as the 3-frame jump squat ends: a full hop
+    add("short_hop", hold(jump, 2), hold(n, 3))  # released before it ends: a short hop
+    add("double_jump", jump, n)
+    for side in ("left", "right"):
+        add(f"double_jump_{side}", _press("Y", stick=STICKS[side]), _press(stick=STICKS[side]), n)
+    add("fast_fall", hold(_press(stick=STICKS["down"]), 2), n)  # in the air, once past the jump's peak
+    add("ledge_drop", _press(stick=STICKS["down"]), n)  # on the ledge: let go (Final Destination has no platforms)
+    # --- ground attacks ---
+    add("jab", _press("A"), hold(n, 2))
+    for side in ("left", "right"):
+        add(f"ftilt_{side}", _press("A", stick=_stick(f"tilt_{side}")), hold(n, 2))
+    add("utilt", _press("A", stick=_stick("tilt_up")), hold(n, 2))
+    add("dtilt", _press("A", stick=_stick("tilt_down")), hold(n, 2))
+    # A smash: the stick reaches the rim on the frame A is pressed (it was neutral the frame before).
+    for side in ("left", "right"):
+        add(f"fsmash_{side}", _press("A", stick=STICKS[side]), hold(n, 2))
+    add("usmash", _press("A", stick=STICKS["up"]), hold(n, 2))
+    add("dsmash", _press("A", stick=STICKS["down"]), hold(n, 2))
+    for side in ("left", "right"):
+        add(f"dash_attack_{side}", _press(stick=STICKS[side]), _press("A", stick=STICKS[side]), hold(n, 2))
+    # --- short-hop aerials with the L-cancel ---
+    lcancel = _press("L", shoulder=1.0)
+    press_at = SH_AERIAL_LANDS - LCANCEL_LEAD  # frame (from 0) of the L press
+
+    def aerial(name: str, stick: tuple[float, float], face: tuple[float, float] | None = None) -> None:
+        head = () if face is None else (_press(stick=face),)
+        # The aerial on the first airborne frame (the jump squat's last frame, index 3).
+        body = hold(jump, 2) + (n, _press("A", stick=stick))
+        body += hold(n, press_at - len(body)) + (lcancel,) + hold(n, LCANCEL_LEAD + 1)
+        add(name, head, body)
+
+    aerial("sh_nair", NEUTRAL_STICK)
+    for side, away in (("left", "right"), ("right", "left")):
+        aerial(f"sh_fair_{side}", _stick(f"tilt_{side}"), face=_stick(f"walk_{side}"))
+        aerial(f"sh_bair_{side}", _stick(f"tilt_{side}"), face=_stick(f"walk_{away}"))
+    aerial("sh_uair", _stick("tilt_up"))
+    aerial("sh_dair", _stick("tilt_down"))
+    # --- specials ---
+    add("shine", _press("B", stick=STICKS["down"]), hold(n, 3))
+    add("shine_jc", _press("B", stick=STICKS["down"]), hold(n, 2), jump, hold(n, 2))  # jump on the shine's 4th frame
+    for name, stick in (("up_b_up", STICKS["up"]), ("up_b_left", _stick("up_left")), ("up_b_right", _stick("up_right"))):
+        # B with the stick up starts the charge; the stick held at the angle as the charge ends aims the flight.
+        add(name, _press("B", stick=STICKS["up"]), hold(_press(stick=stick), FIREFOX_CHARGE), n)
+    for side in ("left", "right"):
+        add(f"side_b_{side}", _press("B", stick=STICKS[side]), hold(n, 2))
+    # --- grabs, throws, defence ---
+    add("grab", _press("Z"), hold(n, 2))
+    for name, stick in (("throw_up", "up"), ("throw_down", "down"), ("throw_left", "left"), ("throw_right", "right")):
+        add(name, _press(stick=STICKS[stick]), n)
+    shield = lambda stick: _press("L", stick=STICKS[stick], shoulder=1.0)  # noqa: E731
+    add("shield", hold(shield("neutral"), 8))
+    add("spot_dodge", hold(shield("down"), 2), hold(n, 20))
+    add("roll_left", hold(shield("left"), 2), hold(n, 30))
+    add("roll_right", hold(shield("right"), 2), hold(n, 30))
+    return ActionSet("fight", tuple(acts))
+
+
+ACTION_SETS: dict[str, ActionSet] = {s.name: s for s in (_untouchable(), _basic(), _fight())}
 
 
 def get_action_set(name: str) -> ActionSet:

@@ -67,8 +67,11 @@ class EnvConfig:
     # reset (weights optional, one per level); empty: every episode plays cpu_level.
     cpu_levels: list[int] = field(default_factory=list)
     level_weights: list[float] = field(default_factory=list)
-    # The dodging task's frame limit (a cut); a fight's clock is always Melee's 8:00 (28,800 frames).
+    # The dodging task's frame limit (a cut); a fight's clock is clock_frames.
     max_frames: int = 3_600
+    # Arena fights only: the game's clock in frames, its end the game's end (0: Melee's 8:00, 28,800
+    # frames). Shorter clocks are for smoke tests; every shipped config keeps 0.
+    clock_frames: int = 0
     # "dodge" (the Untouchable task) or "fight" (whole 4-stock games, docs/design.md "Fights"), in the
     # arena and in Dolphin (configs/dolphin-fight.toml).
     game: str = "dodge"
@@ -116,6 +119,9 @@ class TrainConfig:
     eval_episodes: int = 200  # the final evaluation, at each CPU level 1-9 (the paper's metric over 200 episodes)
     progress_eval_episodes: int = 50  # the periodic ones during training, spread over the trained levels
     keep_best: bool = True  # model.safetensors is the best periodically evaluated model (the last is kept too)
+    # Fights (env.game = "fight") only: the final report plays whole games instead of eval_episodes.
+    final_games_per_level: int = 100  # games at each CPU level 1-9, for the model and each baseline
+    final_games_level_9: int = 1_000  # more games at level 9, for the model alone (its headline win rate)
 
 
 @dataclass

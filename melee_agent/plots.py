@@ -1,5 +1,5 @@
-"""The PNGs the commands draw: the learning curve of a training run and the untouched share per
-CPU level. Matplotlib runs headless (Agg) and every file is written atomically.
+"""The PNGs the commands draw: the learning curve of a training run (untouched share, or win rate
+for fights) and the untouched share per CPU level. Matplotlib runs headless (Agg) and every file is written atomically.
 
 Example::
 
@@ -42,29 +42,40 @@ def figure(path: str | Path, size: tuple[float, float], title: str) -> Iterator[
     atomic_write_bytes(path, buf.getvalue())
 
 
-def learning_curve(points: list[dict[str, Any]], baselines: dict[str, float], title: str, path: str | Path) -> None:
-    """Untouched share of each periodic evaluation vs training minutes, with baselines as lines.
+#: What a learning curve can plot: the key in each evaluation, and its axis label.
+CURVE_METRICS = {"untouched_share": "untouched for a minute (%)", "win_rate": "games won (%)"}
+
+
+def learning_curve(points: list[dict[str, Any]], baselines: dict[str, float], title: str, path: str | Path,
+                   metric: str = "untouched_share") -> None:
+    """Untouched share (or, for fights, ``metric="win_rate"``) of each periodic evaluation vs training
+    minutes, with baselines as lines.
 
     Where the evaluations played several CPU levels, each level is a thin line and the worst level
-    at each check a dashed red one, beside the share over the mix.
+    at each check a dashed red one, beside the share over the mix. The paper's line is drawn for the
+    untouched share only.
     """
+    if metric not in CURVE_METRICS:
+        raise ValueError(f"unknown metric {metric!r}; known: {', '.join(CURVE_METRICS)}")
+    key = metric
     with figure(path, (6.5, 3.8), title) as ax:
         minutes = [p["minutes"] for p in points]
         levels = sorted({lv for p in points for lv in p.get("per_level", {})}, key=int)
         for lv in levels:
             ax.plot([p["minutes"] for p in points if lv in p.get("per_level", {})],
-                    [100 * p["per_level"][lv]["untouched_share"] for p in points if lv in p.get("per_level", {})],
+                    [100 * p["per_level"][lv].get(key, 0.0) for p in points if lv in p.get("per_level", {})],
                     "-", lw=0.8, alpha=0.35, color="#777777", label="each level" if lv == levels[0] else None)
-        ax.plot(minutes, [100 * p["untouched_share"] for p in points], "o-", color=BLUE,
+        ax.plot(minutes, [100 * p.get(key, 0.0) for p in points], "o-", color=BLUE,
                 label="Dueling DQN (greedy)" + (", level mix" if levels else ""))
         if levels:
-            ax.plot(minutes, [100 * p.get("untouched_share_worst_level", p["untouched_share"]) for p in points],
+            ax.plot(minutes, [100 * p.get(f"{key}_worst_level", p.get(key, 0.0)) for p in points],
                     "s--", color="#c62828", ms=4, label="worst level")
         for i, (name, share) in enumerate(baselines.items()):
-            ax.axhline(100 * share, ls="--", lw=1, color=("#999999", "#d86b3b", "#4caf50")[i % 3], label=name)
-        ax.axhline(PAPER_UNTOUCHED, ls=":", lw=1, color="black", label=f"paper, real Melee ({PAPER_UNTOUCHED}%)")
+            ax.axhline(100 * share, ls="--", lw=1, color=("#999999", "#d86b3b", "#4caf50", "#8e44ad")[i % 4], label=name)
+        if metric == "untouched_share":
+            ax.axhline(PAPER_UNTOUCHED, ls=":", lw=1, color="black", label=f"paper, real Melee ({PAPER_UNTOUCHED}%)")
         ax.set_xlabel("training time (minutes)")
-        ax.set_ylabel("untouched for a minute (%)")
+        ax.set_ylabel(CURVE_METRICS[metric])
         ax.set_ylim(-2, 102)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="center right")

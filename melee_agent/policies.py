@@ -61,7 +61,7 @@ def random_policy(action_set: str, seed: int = 0) -> Policy:
 def dodger_policy(action_set: str, reach: float = 45.0, dash_reach: float = 70.0, react_frames: int = 3) -> Policy:
     aset = get_action_set(action_set)
     noop = aset.noop_index
-    dodge = aset.index("spot_dodge" if action_set == "untouchable" else "l_down")
+    dodge = aset.index("spot_dodge" if "spot_dodge" in aset.names else "l_down")
 
     def act(obs: torch.Tensor) -> torch.Tensor:
         opp_action = torch.round(_raw(obs, "opponent_action"))

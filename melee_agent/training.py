@@ -10,6 +10,14 @@ level 1-9 with noop and random beside it, and leaves in the run
 folder ``model.safetensors``, ``model-last.safetensors``, ``eval.json``, ``learning_curve.png``,
 ``checkpoints/``, ``config.toml`` and ``config.json``, the TensorBoard run and the logs.
 
+Fights (``env.game = "fight"``, ``--config fight``): the periodic checks play whole games and report
+the win rate (``eval/win_rate``, ``eval/win_rate_worst_level``, ``eval/win_rate_level_N``); the kept
+model is the one with the best worst level's win rate, then the best win rate over the mix; the final
+report plays ``train.final_games_per_level`` games at each level 1-9 plus ``train.final_games_level_9``
+more at level 9 (``level_9`` in eval.json), with the baselines noop, random, dodger and fighter beside
+it at each level (fighter plays the ``basic`` action set: it is scripted for that set; the report
+says so), and the learning curve plots the win rate.
+
 The child processes read the resolved config from ``RUN_DIR/config.toml``, so a config built
 in Python trains exactly as written.
 
@@ -27,6 +35,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -36,6 +45,9 @@ from melee_agent.config import Config, config_to_toml, default_run_dir, env_leve
 from melee_agent.files import atomic_write_bytes, atomic_write_json
 
 BASELINES = ("noop", "random")
+#: Fights' baselines; ``fighter`` is scripted for the ``basic`` action set and plays that one.
+FIGHT_BASELINES = ("noop", "random", "dodger", "fighter")
+SCRIPTED_ACTION_SETS = {"fighter": "basic"}
 #: The final report plays every level, whatever the run trained against.
 REPORT_LEVELS = tuple(range(1, 10))
 
@@ -51,9 +63,11 @@ class Evaluations:
         self.points: list[dict[str, Any]] = []
 
     def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
-            seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None) -> dict[str, Any]:
-        """Evaluate the model in ``model_bytes`` (or a scripted ``policy``) against ``levels``
-        (default: the run's), ``episodes`` spread evenly over them; ``record`` adds it to the curve."""
+            seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None,
+            action_set: str | None = None) -> dict[str, Any]:
+        """Evaluate the model in ``model_bytes`` (or a scripted ``policy``, on ``action_set`` where given)
+        against ``levels`` (default: the run's), ``episodes`` spread evenly over them; ``record`` adds it
+        to the curve."""
         import torch  # noqa: PLC0415
 
         from melee_agent.envs import make_eval_env  # noqa: PLC0415
@@ -62,6 +76,8 @@ class Evaluations:
         from melee_agent.policies import make_policy  # noqa: PLC0415
 
         cfg = self.cfg
+        if action_set is not None and action_set != cfg.env.action_set:
+            cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, action_set=action_set))
         levels = levels or env_levels(cfg)
         env, episodes = make_eval_env(cfg, episodes, levels, device=self.device, seed=seed, max_envs=200)
         if policy == "model":
@@ -75,6 +91,10 @@ class Evaluations:
         r = evaluate(env, pi, episodes, progress=False)
         r = {"policy": policy, "cpu_level": levels[0] if len(levels) == 1 else list(levels), **r}
         r.setdefault("untouched_share_worst_level", r["untouched_share"])
+        if "win_rate" in r:
+            r.setdefault("win_rate_worst_level", r["win_rate"])
+        if action_set is not None:
+            r["action_set"] = cfg.env.action_set
         if policy == "model":
             r.update(model_version=int(meta["version"]), train_step=int(meta["train_step"]), minutes=round(minutes, 2))
         if policy == "model" and record:
@@ -83,6 +103,12 @@ class Evaluations:
                 self.writer.add_scalar(f"eval/{k}", r[k], step)
             for lv, v in r.get("per_level", {}).items():
                 self.writer.add_scalar(f"eval/untouched_share_level_{lv}", v["untouched_share"], step)
+            if "win_rate" in r:  # fights: whole games
+                for k in ("win_rate", "win_rate_worst_level", "stocks_taken_per_game", "stocks_lost_per_game",
+                          "damage_dealt_per_game"):
+                    self.writer.add_scalar(f"eval/{k}", r[k], step)
+                for lv, v in r.get("per_level", {}).items():
+                    self.writer.add_scalar(f"eval/win_rate_level_{lv}", v.get("win_rate", 0.0), step)
             self.writer.flush()
             self.points.append(r)
         return r
@@ -93,10 +119,15 @@ class Evaluations:
 
 def better(best: tuple[dict[str, Any], bytes] | None, r: dict[str, Any], data: bytes) -> tuple[dict[str, Any], bytes]:
     """The better of two evaluated models: a better worst level, then more untouched episodes over the
-    mix, then a later first hit (ties: the newer)."""
+    mix, then a later first hit (ties: the newer). Fights: the worst level's win rate, then the win rate,
+    then stocks taken minus stocks lost per game."""
     if best is None:
         return r, data
     key = lambda x: (x["untouched_share_worst_level"], x["untouched_share"], x["mean_seconds_to_first_hit"])  # noqa: E731
+    if "win_rate" in r and "win_rate" in best[0]:
+        # Fights: the worst level's win rate, then the win rate over the mix, then the stock difference.
+        key = lambda x: (x["win_rate_worst_level"], x["win_rate"],  # noqa: E731
+                         x["stocks_taken_per_game"] - x["stocks_lost_per_game"])
     return (r, data) if key(r) >= key(best[0]) else best
 
 
@@ -113,6 +144,9 @@ class TrainingRun:
             raise ValueError(f"minutes must be positive and workers at least 1 (got {self.minutes}, {self.workers})")
         if cfg.env.env != "arena":
             raise ValueError("train runs the embedded arena; for Dolphin start `melee-agent manager` and workers")
+        if cfg.env.game == "fight" and (cfg.train.final_games_per_level < 1 or cfg.train.final_games_level_9 < 0):
+            raise ValueError(f"train.final_games_per_level must be at least 1 and train.final_games_level_9 at least 0 "
+                             f"(got {cfg.train.final_games_per_level}, {cfg.train.final_games_level_9})")
         self.run_dir = Path(run_dir) if run_dir else default_run_dir(cfg)
         self.device, self.port, self.progress, self.log = device, port, progress, log
         self.token = token if token is not None else os.environ.get("MELEE_AGENT_TOKEN")
@@ -183,7 +217,15 @@ class TrainingRun:
                     best = better(best, r, data)
                     last_eval = f"{r['untouched_share']:.0%}, worst level {r['untouched_share_worst_level']:.0%} " \
                                 f"(v{r['model_version']})"
-                    if bar is None:
+                    if "win_rate" in r:
+                        last_eval = f"won {r['win_rate']:.0%}, worst level {r['win_rate_worst_level']:.0%} " \
+                                    f"(v{r['model_version']})"
+                    if bar is None and "win_rate" in r:
+                        self.log(f"[{(now - t0) / 60:4.1f} min] model v{r['model_version']} (step {r['train_step']:,}): "
+                                 f"won {r['win_rate']:.0%} of {r['games']} games vs {_levels_text(env_levels(cfg))} "
+                                 f"(stocks taken {r['stocks_taken_per_game']:.2f}, lost {r['stocks_lost_per_game']:.2f} "
+                                 f"per game){_per_level_text(r, 'win_rate')}")
+                    elif bar is None:
                         self.log(f"[{(now - t0) / 60:4.1f} min] model v{r['model_version']} (step {r['train_step']:,}): "
                                  f"untouched {r['untouched_share']:.0%} of {r['episodes']} episodes vs "
                                  f"{_levels_text(env_levels(cfg))}{_per_level_text(r)}")
@@ -204,6 +246,8 @@ class TrainingRun:
         from melee_agent.plots import learning_curve  # noqa: PLC0415
 
         cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
+        if cfg.env.game == "fight":
+            return self._finish_fights(evals, best, data, steps)
         # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
         # last one is scored the same way first); DQN's greedy policy can swing between snapshots.
         last = evals.run(data, cfg.train.progress_eval_episodes, minutes, steps)
@@ -233,17 +277,62 @@ class TrainingRun:
         return final
 
 
-def level_table(model: dict[str, Any], baselines: dict[str, dict[str, Any]]) -> str:
-    """The final report's table: one row per level, the model's and each baseline's untouched share."""
-    head = f"{'level':>5}  {'model':>7}  {'s to hit':>8}  " + "  ".join(f"{b:>7}" for b in baselines)
+    def _finish_fights(self, evals: Evaluations, best: tuple[dict[str, Any], bytes] | None, data: bytes,
+                       steps: int) -> dict[str, Any]:
+        """The fight's final report: keep a model by win rate, play whole games at every level (and more at
+        level 9) with the baselines beside it, write eval.json and the win-rate learning curve."""
+        from melee_agent.plots import learning_curve  # noqa: PLC0415
+
+        cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
+        t = cfg.train
+        last = evals.run(data, t.progress_eval_episodes, minutes, steps)
+        chosen, chosen_data = better(best, last, data) if t.keep_best else (last, data)
+        atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
+        n, n9 = t.final_games_per_level, t.final_games_level_9
+        self.log(f"kept model v{chosen['model_version']} (won {chosen['win_rate']:.0%} of its {chosen['games']} check "
+                 f"games, worst level {chosen['win_rate_worst_level']:.0%}; the last, v{last['model_version']}, won "
+                 f"{last['win_rate']:.0%}); playing {n} games at each CPU level 1-9 and {n9} more at level 9...")
+        per = n * len(REPORT_LEVELS)
+        r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
+        level_9 = evals.run(chosen_data, n9, minutes, steps, seed=999, record=False, levels=(9,)) if n9 > 0 else None
+        baselines = {p: evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS,
+                                  action_set=SCRIPTED_ACTION_SETS.get(p)) for p in FIGHT_BASELINES}
+        for p, a in SCRIPTED_ACTION_SETS.items():
+            if p in baselines and a != cfg.env.action_set:
+                baselines[p]["note"] = f"scripted for the {a!r} action set: played with it, not {cfg.env.action_set!r}"
+        final = {**r, "level_9": level_9, "baselines": baselines, "run_dir": str(run_dir), "curve": evals.points,
+                 "kept": "last" if chosen is last else "best", "last_model_check": last,
+                 "trained_levels": list(env_levels(cfg)), "action_set": cfg.env.action_set,
+                 "delay_frames": cfg.env.delay_frames}
+        atomic_write_json(run_dir / "eval.json", final)
+        learning_curve(evals.points, {f"{k} ({v['win_rate']:.0%}, levels 1-9)": v["win_rate"]
+                                      for k, v in baselines.items()},
+                       f"learning curve (fights) vs {cfg.env.env} CPU {_levels_text(env_levels(cfg))}",
+                       run_dir / "learning_curve.png", metric="win_rate")
+        self.log(f"vs arena CPU, {n} whole games at each level (win rate):")
+        self.log(level_table(r, baselines, key="win_rate"))
+        if level_9 is not None:
+            self.log(f"level 9, {level_9['games']} more games: won {level_9['win_rate']:.1%} "
+                     f"({level_9['wins']}-{level_9['losses']}-{level_9['draws']}); KOs by {level_9['ko_causes']}")
+        self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
+                 f"curve: {run_dir / 'learning_curve.png'}")
+        return final
+
+
+def level_table(model: dict[str, Any], baselines: dict[str, dict[str, Any]], key: str = "untouched_share") -> str:
+    """The final report's table: one row per level, the model's and each baseline's untouched share (or,
+    with ``key="win_rate"``, win rate; the second column is then the model's stocks taken per game)."""
+    second = "s to hit" if key == "untouched_share" else "stocks"
+    head = f"{'level':>5}  {'model':>7}  {second:>8}  " + "  ".join(f"{b:>7}" for b in baselines)
     lines = [head, "-" * len(head)]
     keys = list(model["per_level"]) + ["all"]
     for lv in keys:
         m = model if lv == "all" else model["per_level"][lv]
         bs = [b if lv == "all" else b["per_level"][lv] for b in baselines.values()]
-        lines.append(f"{lv:>5}  {m['untouched_share']:>7.1%}  {m['mean_seconds_to_first_hit']:>8.2f}  "
-                     + "  ".join(f"{b['untouched_share']:>7.1%}" for b in bs))
-    lines.append(f"worst level: model {model['untouched_share_worst_level']:.1%}")
+        extra = m["mean_seconds_to_first_hit"] if key == "untouched_share" else m.get("stocks_taken_per_game", 0.0)
+        lines.append(f"{lv:>5}  {m.get(key, 0.0):>7.1%}  {extra:>8.2f}  "
+                     + "  ".join(f"{b.get(key, 0.0):>7.1%}" for b in bs))
+    lines.append(f"worst level: model {model[key + '_worst_level']:.1%}")
     return "\n".join(lines)
 
 
@@ -255,12 +344,12 @@ def _levels_text(levels: tuple[int, ...]) -> str:
     return "levels " + ",".join(map(str, levels))
 
 
-def _per_level_text(r: dict[str, Any]) -> str:
+def _per_level_text(r: dict[str, Any], key: str = "untouched_share") -> str:
     per = r.get("per_level")
     if not per:
         return ""
-    return " (per level " + " ".join(f"{v['untouched_share']:.0%}" for v in per.values()) + \
-        f"; worst {r['untouched_share_worst_level']:.0%})"
+    return " (per level " + " ".join(f"{v.get(key, 0.0):.0%}" for v in per.values()) + \
+        f"; worst {r[key + '_worst_level']:.0%})"
 
 
 def _status_steps(client: Any) -> int:

@@ -51,6 +51,9 @@ class StepInfo(NamedTuple):
     agent_percent: torch.Tensor | None = None  # float32
     opponent_percent: torch.Tensor | None = None  # float32
     game_over: torch.Tensor | None = None  # bool: the game itself ended (no stocks left, or the clock)
+    # int64: the game's attack id of the agent's latest move that hit the opponent (fights; 0: none on
+    # record), what :func:`melee_agent.evaluate.evaluate` names a KO's cause by (``ko_causes``)
+    agent_last_hit: torch.Tensor | None = None
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):
@@ -64,7 +67,8 @@ class StepInfo(NamedTuple):
 def step_info(*, ready: Any, hit: Any, terminal: Any, truncated: Any, frames: Any, episode_frame: Any,
               episode_return: Any, damage_taken: Any, damage_dealt: Any, stocks_lost: Any, stocks_taken: Any,
               final_obs: torch.Tensor, cpu_level: Any, agent_stocks: Any = 0, opponent_stocks: Any = 0,
-              agent_percent: Any = 0.0, opponent_percent: Any = 0.0, game_over: Any = False) -> StepInfo:
+              agent_percent: Any = 0.0, opponent_percent: Any = 0.0, game_over: Any = False,
+              agent_last_hit: Any = 0) -> StepInfo:
     """The one constructor of :class:`StepInfo`: tensors (or numbers, for B = 1) in, fixed dtypes out.
 
     An environment that does not track the game's stocks and percent leaves them 0 (and
@@ -82,7 +86,8 @@ def step_info(*, ready: Any, hit: Any, terminal: Any, truncated: Any, frames: An
                     as_(episode_frame, i), as_(episode_return, f), as_(damage_taken, f), as_(damage_dealt, f),
                     as_(stocks_lost, i), as_(stocks_taken, i), final_obs, as_(cpu_level, i).expand(n),
                     as_(agent_stocks, i).expand(n), as_(opponent_stocks, i).expand(n),
-                    as_(agent_percent, f).expand(n), as_(opponent_percent, f).expand(n), as_(game_over, b).expand(n))
+                    as_(agent_percent, f).expand(n), as_(opponent_percent, f).expand(n), as_(game_over, b).expand(n),
+                    as_(agent_last_hit, i).expand(n))
 
 
 StepResult = tuple[torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]  # (obs, reward, done, info)

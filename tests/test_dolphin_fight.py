@@ -221,7 +221,7 @@ def test_dolphin_fight_refuses_input_delay_and_a_reward_that_does_not_fit():
     with pytest.raises(ValueError, match="reward 'untouchable' does not fit game 'fight'"):
         DolphinEnv(DolphinConfig(), game="fight", reward="untouchable", session_factory=lambda: None, menus=False)
     cfg = load_config("dolphin-fight")
-    assert (cfg.env.env, cfg.env.game, cfg.env.reward, cfg.env.action_set) == ("dolphin", "fight", "fight", "basic")
+    assert (cfg.env.env, cfg.env.game, cfg.env.reward, cfg.env.action_set) == ("dolphin", "fight", "fight", "fight")
 
 
 # --- end to end against the Dolphin stand-in ---
@@ -254,7 +254,8 @@ def test_dolphin_fight_eval_cli_against_the_standin_counts_the_game_as_the_repla
     log = events(exe.parent)
     assert any("game 1 over (GAME!)" in e for e in log) and any("port 2 MARTH cpu 9" in e for e in log)
     assert "1 whole games (4 stocks, 8:00) per level" in proc.stdout
-    assert "level 9: 1 games, 1 won, 0 lost, 0 drawn (100% won); per game: stocks taken 4.00, lost 0.00" in proc.stdout
+    row = next(line.split() for line in proc.stdout.splitlines() if line.split()[:2] == ["9", "1"])
+    assert row[2:6] == ["100.0%", "1-0-0", "4.00", "0.00"], proc.stdout  # win rate, W-L-D, stocks taken, lost
 
 
 def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):

@@ -62,7 +62,7 @@ def _with(col: int, value: float) -> np.ndarray:
     (_raw({"rows": rows(2000)}), 413, "limit"),
     (_raw({"rows": rows()}, stats="[1, 2]"), 400, "stats"),
     (_raw({"rows": rows()}, stats='{"episodes": "2"}'), 400, "stats 'episodes' must be a number"),
-    (_raw({"rows": rows()}, stats='{"return_sum": -1}'), 400, "stats 'return_sum' must be finite and >= 0"),
+    (_raw({"rows": rows()}, stats='{"length_sum": -1}'), 400, "stats 'length_sum' must be finite and >= 0"),
     (_raw({"rows": rows()}, stats='{"per_level": {"9": [1, 2]}}'), 400, "stats 'per_level'"),
     (_raw({"rows": rows(), "priority": np.ones(3, np.float32)}), 400, "priority"),
 ])

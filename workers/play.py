@@ -20,7 +20,7 @@ import time
 import torch
 
 from melee_agent.model import DuelingDQN
-from melee_agent.rewards import reached_limit
+from melee_agent.rewards import game_result, reached_limit
 from melee_agent.segment_stats import SegmentStats
 from melee_agent.vecenv import VecEnv
 from melee_agent.workers.nstep import nstep_rows
@@ -57,6 +57,8 @@ class SegmentPlayer:
         self.gen = torch.Generator(device=env.device).manual_seed(seed)
         # Per environment: the running episode was hit (a damage episode goes on after a hit).
         self.ep_hit = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        # Per environment: the running episode's stocks taken and lost and damage dealt (fights' statistics).
+        self.ep_game = torch.zeros(env.num_envs, 3, device=env.device)
 
     @torch.inference_mode()
     def act(self, model: DuelingDQN, obs: torch.Tensor) -> torch.Tensor:
@@ -93,6 +95,8 @@ class SegmentPlayer:
             self.chooses = ready
             played += torch.where(ready, info.frames, 0)
             self.ep_hit |= info.hit & ready
+            got = torch.stack((info.stocks_taken.float(), info.stocks_lost.float(), info.damage_dealt.float()), 1)
+            self.ep_game += torch.where(ready.unsqueeze(1), got, 0.0)
             if bool(done.any()):
                 # Untouched: reached the frame limit never hit; a cut by a game's end or a restart is not.
                 untouched = done & ~self.ep_hit & reached_limit(info.truncated, info.episode_frame, env.max_frames)
@@ -105,6 +109,17 @@ class SegmentPlayer:
                     counts[0] += 1
                     counts[1] += int(u)
                 self.ep_hit &= ~done
+                games = done & info.game_over
+                if bool(games.any()):  # fights: whole games played to their end
+                    won = game_result(info.agent_stocks, info.opponent_stocks, info.agent_percent,
+                                      info.opponent_percent) > 0
+                    taken, lost, dealt = self.ep_game[games].sum(0).tolist()
+                    stats.games += int(games.sum())
+                    stats.wins += int((won & games).sum())
+                    stats.stocks_taken += round(taken)
+                    stats.stocks_lost += round(lost)
+                    stats.damage_dealt += float(dealt)
+                self.ep_game[done] = 0.0
             stats.hits += int((info.hit & ready).sum())
             obs = nxt
             stats.steps += int(ready.sum())

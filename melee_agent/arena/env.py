@@ -154,6 +154,8 @@ class Arena:
     def _finish(self, ready: torch.Tensor, done: torch.Tensor, action: torch.Tensor, acc: Totals,
                 terminal: torch.Tensor, truncated: torch.Tensor) -> StepResult:
         c = self._consts
+        # The agent's latest move that hit (its stale queue's front), read before a finished game resets.
+        last_hit = self.state.fight.stale[:, AGENT, 0] if self.state.fight is not None else 0
         out = self._finish_decision(self.state, ready, done, action.float(), acc.reward, self.T, self.num_actions,
                                     c.seed, c.mix, c.neutral, self.compiled)
         self.state = out.state
@@ -164,7 +166,7 @@ class Arena:
                          damage_taken=acc.damage_taken, damage_dealt=acc.damage_dealt, stocks_lost=acc.stocks_lost,
                          stocks_taken=acc.stocks_taken, final_obs=out.final, cpu_level=out.cpu_level,
                          agent_stocks=stock[:, AGENT], opponent_stocks=stock[:, CPU], agent_percent=percent[:, AGENT],
-                         opponent_percent=percent[:, CPU], game_over=game_over)
+                         opponent_percent=percent[:, CPU], game_over=game_over, agent_last_hit=last_hit)
         return out.next, acc.reward, done, info
 
     @torch.inference_mode()

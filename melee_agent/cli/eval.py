@@ -1,9 +1,10 @@
 """`melee-agent eval`: play N one-minute episodes against a CPU level and report the paper's metric.
 
-With ``env.game = "fight"`` (the arena's, or ``--config dolphin-fight`` in Dolphin) each episode is a
-whole game, and the report adds games won, lost and drawn, and stocks and damage per game.
-
 With ``--cpu-level all`` it runs levels 1-9 and draws the untouched share per level as a PNG.
+For fights (``env.game = "fight"``: ``--config fight`` on the arena, ``--config dolphin-fight`` in
+Dolphin) episodes are whole games: the table shows games won, lost and drawn and stocks and damage
+per game, and ``--json`` adds the game figures (docs/design.md "Fights":
+``games``, ``win_rate``, ``ko_causes``, ``per_level``...; across levels, ``win_rate_worst_level``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from melee_agent.config import Config, default_run_dir, env_levels
 from melee_agent.files import atomic_write_json
 from melee_agent.envs import ENVS, make_env, make_eval_env
-from melee_agent.evaluate import evaluate
+from melee_agent.evaluate import evaluate, merge_games
 from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
 from melee_agent.cli.common import add_common, config_from_args
@@ -96,6 +97,8 @@ def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: 
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
+    if rows and all("games" in r for r in rows):
+        return format_games(rows)
     head = f"{'level':>5}  {'episodes':>8}  {'untouched':>9}  {'s to hit':>8}  {'dmg taken':>9}  " \
            f"{'dmg dealt':>9}  {'stocks lost':>11}  {'stocks taken':>12}"
     lines = [head, "-" * len(head)]
@@ -107,12 +110,16 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def format_games(rows: list[dict[str, Any]]) -> str:
-    """One line per level that played whole games (fights): won, lost, drawn, and stocks and damage per game."""
-    return "\n".join(f"level {r['cpu_level']}: {r['games']} games, {r['wins']} won, {r['losses']} lost, "
-                     f"{r['draws']} drawn ({r['win_rate']:.0%} won); per game: stocks taken "
-                     f"{r['stocks_taken_per_game']:.2f}, lost {r['stocks_lost_per_game']:.2f}, damage dealt "
-                     f"{r['damage_dealt_per_game']:.1f}, taken {r['damage_taken_per_game']:.1f}"
-                     for r in rows if r.get("games"))
+    """A fight's table: one row per level, its games, win rate and stocks and damage per game."""
+    head = f"{'level':>5}  {'games':>6}  {'win rate':>8}  {'W-L-D':>11}  {'stocks taken':>12}  {'stocks lost':>11}  " \
+           f"{'dmg dealt':>9}  {'dmg taken':>9}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        wld = f"{r['wins']}-{r['losses']}-{r['draws']}"
+        lines.append(f"{r['cpu_level']:>5}  {r['games']:>6}  {r['win_rate']:>7.1%}  {wld:>11}  "
+                     f"{r['stocks_taken_per_game']:>12.2f}  {r['stocks_lost_per_game']:>11.2f}  "
+                     f"{r['damage_dealt_per_game']:>9.1f}  {r['damage_taken_per_game']:>9.1f}")
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,8 +139,6 @@ def run(args: argparse.Namespace) -> int:
     what = "whole games (4 stocks, 8:00)" if cfg.env.game == "fight" else "one-minute episodes"
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
     print(format_table(rows))
-    if games := format_games(rows):
-        print(games)
     if len(rows) == 1:
         out: dict[str, Any] = rows[0]
     else:
@@ -142,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                **{k: sum(r[k] * r["episodes"] for r in rows) / n for k in METRICS},
                "episodes_cut": sum(r["episodes_cut"] for r in rows), "levels": rows,
                "per_level": {str(r["cpu_level"]): r for r in rows},
-               "untouched_share_worst_level": min(r["untouched_share"] for r in rows)}
+               "untouched_share_worst_level": min(r["untouched_share"] for r in rows), **merge_games(rows)}
     if len(rows) > 1:
         plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else "eval-levels.png")
         per_level_bars(rows, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level", plot)

@@ -1,0 +1,175 @@
+"""Fight training's figures: games in a worker's segment statistics (over the wire and into TensorBoard),
+the evaluation's game keys with ``ko_causes``, keep-best by win rate, and `eval --json` for fights."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from melee_agent.arena import Arena
+from melee_agent.arena.env_state import AGENT, CPU, with_player
+from melee_agent.evaluate import evaluate, ko_cause_names, merge_games
+from melee_agent.model import DuelingDQN
+from melee_agent.segment_stats import SegmentStats
+from melee_agent.training import better
+from melee_agent.wire import decode_experience, encode_experience
+from melee_agent.workers.play import SegmentPlayer
+
+ROOT = Path(__file__).resolve().parent.parent
+GAME_KEYS = ("games", "win_rate", "wins", "losses", "draws", "stocks_taken_per_game", "stocks_lost_per_game",
+             "damage_dealt_per_game", "damage_taken_per_game", "ko_causes")
+
+
+def fight_arena(n: int = 4) -> Arena:
+    return Arena(n, cpu_level=9, seed=0, game="fight", action_set="fight", reward="fight")
+
+
+def last_stock_beyond_the_blast_zone(env: Arena, attack_id: int) -> None:
+    """Marth on his last stock past the right blast zone (a KO next frame: the game ends, Fox wins), with
+    ``attack_id`` as Fox's latest move that hit."""
+    env.state = with_player(env.state, CPU, stock=1.0, position_x=300.0, on_ground=0.0)
+    env.state = with_player(env.state, AGENT, percent=20.0)
+    stale = env.state.fight.stale.clone()
+    stale[:, AGENT, 0] = float(attack_id)
+    env.state = env.state._replace(fight=env.state.fight._replace(stale=stale))
+
+
+def test_ko_causes_name_the_move_that_launched_and_the_game_keys_are_reported():
+    names = {v: k for k, v in ko_cause_names().items()}
+    env = fight_arena(4)
+    noop = env.noop_index
+    armed = []
+
+    def policy(obs: torch.Tensor) -> torch.Tensor:
+        if not armed:  # after evaluate's reset: the next frame ends every game
+            last_stock_beyond_the_blast_zone(env, names["fsmash"])
+            armed.append(True)
+        return torch.full((obs.shape[0],), noop, dtype=torch.long)
+
+    r = evaluate(env, policy, 4, progress=False)
+    assert all(k in r for k in GAME_KEYS)
+    assert r["games"] == 4 and r["wins"] == 4 and r["win_rate"] == 1.0
+    assert r["stocks_taken_per_game"] == 1.0 and r["stocks_lost_per_game"] == 0.0
+    assert r["ko_causes"] == {"fsmash": 4}
+
+
+def test_a_ko_with_no_move_on_record_is_unknown_and_levels_merge():
+    env = fight_arena(2)
+    armed = []
+
+    def policy(obs):
+        if not armed:
+            last_stock_beyond_the_blast_zone(env, 0)
+            armed.append(True)
+        return torch.zeros(obs.shape[0], dtype=torch.long)
+
+    r = evaluate(env, policy, 2, progress=False)
+    assert r["ko_causes"] == {"unknown": 2}
+    other = {**r, "games": 2, "wins": 0, "losses": 2, "draws": 0, "win_rate": 0.0, "ko_causes": {"bair": 1}}
+    m = merge_games([r, other])
+    assert m["games"] == 4 and m["win_rate"] == 0.5 and m["win_rate_worst_level"] == 0.0
+    assert m["ko_causes"] == {"unknown": 2, "bair": 1}
+
+
+def test_ko_cause_names_cover_foxs_attacks():
+    names = set(ko_cause_names().values())
+    assert {"jab", "ftilt", "utilt", "dtilt", "fsmash", "usmash", "dsmash", "dash_attack", "nair", "fair", "bair",
+            "uair", "dair", "fthrow", "bthrow", "uthrow", "dthrow", "shine", "firefox"} <= names
+
+
+def test_a_worker_segment_counts_games_won_stocks_and_damage():
+    env = fight_arena(3)
+    player = SegmentPlayer(env, epsilon=0.0, n_step=3, gamma=0.99)
+    last_stock_beyond_the_blast_zone(env, 10)
+    _, stats = player.play(DuelingDQN(num_actions=env.num_actions), frames_per_env=4)
+    assert stats.games == 3 and stats.wins == 3 and stats.stocks_taken == 3 and stats.stocks_lost == 0
+    assert stats.episodes == 3 and stats.damage_dealt == 0.0
+
+
+def test_segment_stats_with_games_cross_the_wire_and_bad_ones_are_refused():
+    s = SegmentStats(episodes=2, games=2, wins=1, stocks_taken=5, stocks_lost=7, damage_dealt=412.5)
+    data = encode_experience(np.zeros((3, 57), np.float32), action_set="fight", worker_id="w0", batch_seq=1,
+                             model_version=1, stats=s)
+    got = decode_experience(data, action_set="fight", num_actions=46, max_rows=100).stats
+    assert got == s
+    # A fight's returns can be negative (0.01 x damage, stocks): the manager takes them.
+    assert SegmentStats.from_json('{"episodes": 1, "return_sum": -4.2}').return_sum == -4.2
+    with pytest.raises(ValueError, match="wins"):
+        SegmentStats.from_json('{"games": 1, "wins": 2}')
+    with pytest.raises(ValueError, match="stocks_taken"):
+        SegmentStats.from_json('{"stocks_taken": -1}')
+
+
+def test_the_board_shows_games_under_episode(tmp_path):
+    from manager.metrics import Board
+    from tests.test_train_e2e import _scalar_tags
+
+    board = Board(tmp_path)
+    board.episodes(SegmentStats(episodes=2, return_sum=1.0, length_sum=100.0, games=2, wins=1, stocks_taken=5,
+                                stocks_lost=7, damage_dealt=412.5), step=3)
+    board.close()
+    assert {"episode/stocks_taken", "episode/stocks_lost", "episode/damage_dealt", "episode/win_rate"} <= \
+        _scalar_tags(tmp_path)
+
+
+def test_keep_best_prefers_the_worst_levels_win_rate_then_the_mix():
+    a = {"win_rate": 0.9, "win_rate_worst_level": 0.2, "stocks_taken_per_game": 3.0, "stocks_lost_per_game": 1.0,
+         "untouched_share": 0.0, "untouched_share_worst_level": 0.0, "mean_seconds_to_first_hit": 1.0}
+    b = {**a, "win_rate": 0.5, "win_rate_worst_level": 0.4}
+    c = {**b, "win_rate": 0.6}
+    assert better((a, b"a"), b, b"b")[1] == b"b"
+    assert better((b, b"b"), a, b"a")[1] == b"b"
+    assert better((b, b"b"), c, b"c")[1] == b"c"
+
+
+@pytest.mark.slow
+def test_eval_json_for_fights_has_the_design_keys(tmp_path):
+    out = tmp_path / "fight.json"
+    proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "eval", "--config", "fight", "--policy",
+                           "random", "--cpu-level", "8,9", "--episodes", "1", "--json", str(out), "--no-progress"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads(out.read_text())
+    assert all(k in r for k in GAME_KEYS + ("per_level", "win_rate_worst_level"))
+    assert r["games"] == 2 and set(r["per_level"]) == {"8", "9"}
+    assert all(k in r["per_level"]["9"] for k in GAME_KEYS)
+    assert isinstance(r["ko_causes"], dict) and "win rate" in proc.stdout
+
+
+@pytest.mark.slow
+def test_train_config_fight_end_to_end(tmp_path):
+    """`train --config fight` with tiny settings (a 10-second clock, one game per level): eval.json has the
+    fight keys, the baselines and the level-9 games; TensorBoard has the eval/ and episode/ game tags."""
+    from tests.test_train_e2e import _scalar_tags
+
+    run_dir = tmp_path / "run"
+    sets = ["replay.capacity=20000", "replay.block_size=500", "learner.batch_size=32", "learner.target_sync=200",
+            "learner.metrics_every=10", "worker.envs=8", "worker.segment_seconds=5", "worker.upload_rows=500",
+            "manager.burn_in=500", "manager.publish_every=50", "manager.checkpoint_every=200",
+            "env.clock_frames=600", "env.cpu_levels=[2, 9]", "train.progress_eval_episodes=2",
+            "train.final_games_per_level=1", "train.final_games_level_9=2"]
+    proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "train", "--config", "fight", "--minutes",
+                           "0.4", "--run-dir", str(run_dir), "--no-progress", *[a for s in sets for a in ("--set", s)]],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    r = json.loads((run_dir / "eval.json").read_text())
+    assert all(k in r for k in GAME_KEYS + ("per_level", "win_rate_worst_level"))
+    assert r["games"] == 9 and r["cpu_level"] == list(range(1, 10)) and r["action_set"] == "fight"
+    assert {k: v["games"] for k, v in r["per_level"].items()} == {str(lv): 1 for lv in range(1, 10)}
+    assert r["win_rate_worst_level"] == min(v["win_rate"] for v in r["per_level"].values())
+    assert r["level_9"]["games"] == 2 and r["level_9"]["cpu_level"] == 9
+    assert set(r["baselines"]) == {"noop", "random", "dodger", "fighter"}
+    assert r["baselines"]["fighter"]["action_set"] == "basic" and "basic" in r["baselines"]["fighter"]["note"]
+    assert all(b["games"] == 9 and "win_rate" in b for b in r["baselines"].values())
+    assert all(set(p["per_level"]) == {"2", "9"} and p["games"] == 2 for p in r["curve"])
+    assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    tags = _scalar_tags(run_dir)
+    assert {"eval/win_rate", "eval/win_rate_worst_level", "eval/win_rate_level_2", "eval/win_rate_level_9",
+            "episode/stocks_taken", "episode/stocks_lost", "episode/damage_dealt"} <= tags, sorted(tags)
+    assert "won" in proc.stdout and "win rate" in proc.stdout
