@@ -94,16 +94,16 @@ def test_ingest_train_publish_and_bad_input_changes_nothing(tmp_path):
         r = httpx.post(f"{url}/v1/experience", content=b"junk")
         assert "not a safetensors file" in r.json()["detail"]
         after = client.status()
-        assert after["rows_accepted"] == before["rows_accepted"] == sent
-        st = wait_for(lambda: (s := client.status())["model_version"] >= 2 and s)
-        assert st["train_steps"] >= 40 and st["replay_size"] == sent
-        assert st["train_steps"] <= 8.0 * sent  # the train/ingest ratio cap holds
+        assert after.rows_accepted == before.rows_accepted == sent
+        st = wait_for(lambda: (s := client.status()).model_version >= 2 and s)
+        assert st.train_steps >= 40 and st.replay_size == sent
+        assert st.train_steps <= 8.0 * sent  # the train/ingest ratio cap holds
         new, new_etag, _ = client.model(etag)
         assert new is not None and new_etag != etag
         assert model_from_bytes(new)[1]["version"] >= 2
         meta = client.meta()
         assert meta["action_set"] == "untouchable" and meta["state_layout"] == "untouchable-27"
-        assert set(st) >= {"replay_size", "rows_accepted", "train_steps", "model_version"}
+        assert set(st.to_json()) >= {"replay_size", "rows_accepted", "train_steps", "model_version"}
     assert list_checkpoints(tmp_path)
     assert (tmp_path / "model.safetensors").exists() and (tmp_path / "config.json").exists()
 
@@ -113,12 +113,12 @@ def test_training_waits_for_burn_in_and_is_capped_per_row(tmp_path):
         client = ManagerClient(url)
         client.upload(batch(500))
         time.sleep(1.0)
-        assert client.status()["train_steps"] == 0  # below burn-in
+        assert client.status().train_steps == 0  # below burn-in
         client.upload(batch(500, seed=1))
         client.upload(batch(500, seed=2))
-        wait_for(lambda: client.status()["train_steps"] >= 70)
+        wait_for(lambda: client.status().train_steps >= 70)
         time.sleep(1.0)
-        assert client.status()["train_steps"] <= 0.05 * 1500 + 25  # capped (checked once per chunk of 25)
+        assert client.status().train_steps <= 0.05 * 1500 + 25  # capped (checked once per chunk of 25)
 
 
 def test_token_is_required_on_v1_but_not_on_healthz(tmp_path):
@@ -132,7 +132,7 @@ def test_token_is_required_on_v1_but_not_on_healthz(tmp_path):
             ManagerClient(url, token="nope").status()
         good = ManagerClient(url, token=TOKEN)
         assert good.upload(batch(10))["accepted"] == 10
-        assert good.status()["rows_accepted"] == 10
+        assert good.status().rows_accepted == 10
 
 
 def test_oversized_upload_is_413_and_resume_continues_counters(tmp_path):
@@ -142,14 +142,14 @@ def test_oversized_upload_is_413_and_resume_continues_counters(tmp_path):
         client = ManagerClient(url)
         for i in range(4):
             client.upload(batch(100, seed=i))
-        wait_for(lambda: client.status()["train_steps"] >= 60)
+        wait_for(lambda: client.status().train_steps >= 60)
     ckpts = list_checkpoints(tmp_path)
     assert ckpts
     with serving(tmp_path, resume=True) as url:
         st = ManagerClient(url).status()
-        assert st["resumed_from"] == ckpts[-1].name
-        assert st["train_steps"] >= 60 and st["model_version"] >= 1
-        assert st["rows_accepted"] == 400
+        assert st.resumed_from == ckpts[-1].name
+        assert st.train_steps >= 60 and st.model_version >= 1
+        assert st.rows_accepted == 400
 
 
 def test_resume_without_checkpoint_fails_clearly(tmp_path):

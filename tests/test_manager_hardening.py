@@ -39,16 +39,16 @@ def test_a_retried_upload_is_answered_as_a_duplicate_and_stored_once_even_after_
         assert again["accepted"] == 0 and again["duplicate"] is True
         assert c.upload(batch(100, seed=1, batch_seq=1, worker_id="w1"))["accepted"] == 100  # another worker
         st = c.status()
-        assert st["rows_accepted"] == 400 and st["duplicates_refused"] == 1
-        wait_for(lambda: c.status()["replay_size"] == 400)
-        wait_for(lambda: c.status()["train_steps"] > 0)
+        assert st.rows_accepted == 400 and st.duplicates_refused == 1
+        wait_for(lambda: c.status().replay_size == 400)
+        wait_for(lambda: c.status().train_steps > 0)
     with serving(tmp_path, resume=True) as url:
         c = ManagerClient(url)
         assert c.upload(batch(100, seed=2, batch_seq=2))["duplicate"] is True
         assert c.upload(batch(100, seed=3, batch_seq=3))["accepted"] == 100
         st = c.status()
-        assert st["rows_accepted"] == 500 and st["duplicates_refused"] == 2
-        assert st["replay_size"] <= 100  # the replay is not saved: only the new batch is in it
+        assert st.rows_accepted == 500 and st.duplicates_refused == 2
+        assert st.replay_size <= 100  # the replay is not saved: only the new batch is in it
 
 
 def _manager(run_dir, log, *extra):
@@ -65,25 +65,25 @@ def test_kill_9_before_the_first_checkpoint_resumes_from_the_published_model(tmp
         c = ManagerClient(first.url)
         for seq in range(6):
             c.upload(batch(200, seed=seq, batch_seq=seq))
-        before = wait_for(lambda: (s := c.status())["model_version"] >= 2 and s)
+        before = wait_for(lambda: (s := c.status()).model_version >= 2 and s)
         assert not checkpoints.list_checkpoints(run_dir)
     finally:
         first.proc.send_signal(signal.SIGKILL)
         first.proc.wait(30)
     published_before = published.newest_valid_model(run_dir, "untouchable").version
-    assert published_before >= before["model_version"]
+    assert published_before >= before.model_version
     with pytest.raises(ManagerProcessError, match="already holds a run"):
         _manager(run_dir, log).start()  # a fresh start would write over the run
     second = _manager(run_dir, log, "--resume").start()
     try:
         c = ManagerClient(second.url)
         st = c.status()
-        assert st["resumed_from"].startswith("model")
-        assert st["model_version"] > published_before  # versions never go back
-        assert st["rows_accepted"] == 1200 and st["train_steps"] >= published.newest_valid_model(
+        assert st.resumed_from.startswith("model")
+        assert st.model_version > published_before  # versions never go back
+        assert st.rows_accepted == 1200 and st.train_steps >= published.newest_valid_model(
             run_dir, "untouchable").train_step - 1
         assert c.upload(batch(200, seed=5, batch_seq=5))["duplicate"] is True
-        assert st["replay_size"] == 0 and not st["training"]  # waits for burn-in again
+        assert st.replay_size == 0 and not st.training  # waits for burn-in again
         assert "fresh optimizer" in log.read_text()
     finally:
         second.stop()
@@ -190,7 +190,7 @@ def test_a_full_disk_keeps_training_serving_the_last_good_model_and_refuses_uplo
         c = ManagerClient(url)
         for seq in range(4):
             c.upload(batch(200, seed=seq, batch_seq=seq))
-        wait_for(lambda: c.status()["model_version"] >= 1)
+        wait_for(lambda: c.status().model_version >= 1)
         with monkeypatch.context() as m:
             m.setattr("melee_agent.manager.published.atomic_write_bytes", full)
             m.setattr("melee_agent.manager.checkpoints.atomic_write_bytes", full)
@@ -198,14 +198,14 @@ def test_a_full_disk_keeps_training_serving_the_last_good_model_and_refuses_uplo
             held = c.status()
             r = httpx.post(f"{url}/v1/experience", content=batch(200, seed=9, batch_seq=9))
             assert r.status_code == 503 and r.headers["retry-after"] and "cannot record" in r.json()["detail"]
-            steps = held["train_steps"]
-            st = wait_for(lambda: (s := c.status())["train_steps"] >= steps + 60 and s)
-            assert st["error"] is None and st["rows_accepted"] == held["rows_accepted"]
-            stuck = st["model_version"]
-            assert stuck <= held["model_version"] + 1  # at most one publish raced the patch
+            steps = held.train_steps
+            st = wait_for(lambda: (s := c.status()).train_steps >= steps + 60 and s)
+            assert st.error is None and st.rows_accepted == held.rows_accepted
+            stuck = st.model_version
+            assert stuck <= held.model_version + 1  # at most one publish raced the patch
             ckpts = [p.name for p in checkpoints.list_checkpoints(tmp_path)]
         # Space again: the next publish takes the next number (none was skipped or seen twice).
-        wait_for(lambda: c.status()["model_version"] > stuck)
+        wait_for(lambda: c.status().model_version > stuck)
         assert c.upload(batch(200, seed=9, batch_seq=9))["accepted"] == 200  # the refused batch, retried
         wait_for(lambda: [p.name for p in checkpoints.list_checkpoints(tmp_path)] != ckpts)
     versions = sorted(int(p.name[7:13]) for p in (tmp_path / "models").iterdir())
@@ -230,7 +230,7 @@ def test_a_worker_that_cannot_spool_sends_the_batch_directly(tmp_path, monkeypat
         data[:, 27] = torch.arange(300) % 5
         data[:, 29] = 0.99
         w.upload(data, SegmentStats())
-        assert w.rows_sent == 300 and ManagerClient(url).status()["rows_accepted"] == 300
+        assert w.rows_sent == 300 and ManagerClient(url).status().rows_accepted == 300
         assert len(w.spool) == 0
     w.upload(data, SegmentStats())  # the manager is gone too: dropped and counted
     assert w.summary()["rows_dropped"] == 300 and w.rows_sent == 300
