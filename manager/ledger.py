@@ -7,9 +7,9 @@ member, so a worker that skips numbers (its spool dropped a batch) costs bounded
 
 Durability: every accepted batch is appended as one JSON line to ``RUN_DIR/uploads/
 accepted-<gen>.jsonl`` and flushed before the 202 is sent (a ``kill -9`` keeps what the kernel
-holds; :meth:`sync` fsyncs about once a second against power loss). A checkpoint stores
-:meth:`snapshot` after :meth:`rotate` has started a new file, so a restart loads the snapshot
-plus the files from its generation on. Files older than every kept checkpoint are pruned.
+holds; :meth:`sync` fsyncs about once a second against power loss). A checkpoint stores the
+:class:`LedgerSnapshot` :meth:`rotate` returns as it starts a new file, so a restart loads the
+snapshot plus the files from its generation on. Files older than every kept checkpoint are pruned.
 
 Example::
 
