@@ -8,8 +8,14 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from melee_agent.manager.trainer import Trainer
 
 REPO = Path(__file__).resolve().parent.parent
 REPLAY_DIR = REPO.parent / "shared" / "replays"
@@ -47,10 +53,10 @@ MANAGER_SETS = ("manager.burn_in=300", "manager.publish_every=20", "manager.chec
 @dataclass(frozen=True)
 class LiveManager:
     url: str
-    app: object  # the FastAPI app; its lifespan made app.state.trainer
+    app: FastAPI  # its lifespan made app.state.trainer
 
     @property
-    def trainer(self):  # noqa: ANN201 (melee_agent.manager.trainer.Trainer)
+    def trainer(self) -> Trainer:
         return self.app.state.trainer
 
 
