@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
@@ -22,7 +22,8 @@ from melee_agent.config import Config
 from melee_agent.rows import ROW_WIDTH
 from melee_agent.state import STATE_LAYOUT
 from melee_agent.wire import WireError, decode_experience
-from melee_agent.manager.trainer import NotStored, QueueFull, Trainer
+from melee_agent.manager.ingest import NotStored, QueueFull
+from melee_agent.manager.trainer import Trainer
 
 HEADER_SLACK = 64 * 1024  # safetensors header and metadata beside the rows
 
@@ -93,7 +94,7 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
         return Response(m.data, media_type="application/octet-stream", headers=headers)
 
     @app.get("/v1/model/meta", dependencies=[Depends(authorize)])
-    def model_meta() -> dict[str, Any]:
+    def model_meta() -> dict[str, int | str | bool]:
         m = trainer().model
         return {"version": m.version, "train_step": m.train_step, "sha256": m.sha256,
                 "action_set": cfg.env.action_set, "state_layout": STATE_LAYOUT,
@@ -120,7 +121,7 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
         return JSONResponse({"accepted": n, "model_version": t.model.version}, status_code=202)
 
     @app.get("/v1/status", dependencies=[Depends(authorize)])
-    def status() -> dict[str, Any]:
-        return trainer().status()
+    def status() -> dict[str, int | float | str | bool | None]:
+        return trainer().status().to_json()
 
     return app

@@ -25,7 +25,6 @@ import io
 import logging
 import re
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -53,7 +52,7 @@ def latest(run_dir: str | Path) -> Path | None:
     return found[-1] if found else None
 
 
-def save_checkpoint(run_dir: str | Path, state: dict[str, Any], step: int, keep: int) -> Path:
+def save_checkpoint(run_dir: str | Path, state: dict[str, object], step: int, keep: int) -> Path:
     """Write ``state`` as checkpoint number ``step`` and delete all but the newest ``keep``."""
     buf = io.BytesIO()
     torch.save(state, buf)
@@ -65,7 +64,7 @@ def save_checkpoint(run_dir: str | Path, state: dict[str, Any], step: int, keep:
     return path
 
 
-def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> dict[str, Any]:
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> dict[str, object]:
     """The state saved in ``path``; a ValueError naming the problem if it is cut short or damaged."""
     try:
         data = Path(path).read_bytes()
@@ -86,7 +85,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> dic
     return state
 
 
-def newest_valid(run_dir: str | Path, device: str | torch.device = "cpu") -> tuple[Path, dict[str, Any]] | None:
+def newest_valid(run_dir: str | Path, device: str | torch.device = "cpu") -> tuple[Path, dict[str, object]] | None:
     """The newest checkpoint that verifies and loads. A damaged one is logged and renamed
     ``*.pt.damaged`` (kept for a look, but no longer counted among the last few)."""
     for path in reversed(list_checkpoints(run_dir)):

@@ -7,9 +7,9 @@ member, so a worker that skips numbers (its spool dropped a batch) costs bounded
 
 Durability: every accepted batch is appended as one JSON line to ``RUN_DIR/uploads/
 accepted-<gen>.jsonl`` and flushed before the 202 is sent (a ``kill -9`` keeps what the kernel
-holds; :meth:`sync` fsyncs about once a second against power loss). A checkpoint stores
-:meth:`snapshot` after :meth:`rotate` has started a new file, so a restart loads the snapshot
-plus the files from its generation on. Files older than every kept checkpoint are pruned.
+holds; :meth:`sync` fsyncs about once a second against power loss). A checkpoint stores the
+:class:`LedgerSnapshot` :meth:`rotate` returns as it starts a new file, so a restart loads the
+snapshot plus the files from its generation on. Files older than every kept checkpoint are pruned.
 
 Example::
 
@@ -27,8 +27,8 @@ import os
 import re
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 log = logging.getLogger("melee_agent.manager")
 _NAME = re.compile(r"^accepted-(\d{6})\.jsonl$")
@@ -56,6 +56,39 @@ class _Seen:
             while self.low in self.above:
                 self.above.discard(self.low)
                 self.low += 1
+
+
+@dataclass(frozen=True)
+class LedgerSnapshot:
+    """What a checkpoint stores of the ledger: the counters and, per worker, ``[low, sorted seen seqs]``
+    as of generation ``gen`` (kept as plain lists, so ``torch.load(weights_only=True)`` reads it)."""
+
+    gen: int
+    rows: int
+    batches: int
+    duplicates: int
+    workers: dict[str, tuple[int, list[int]]]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"gen": self.gen, "rows": self.rows, "batches": self.batches, "duplicates": self.duplicates,
+                "workers": {w: [low, above] for w, (low, above) in self.workers.items()}}
+
+    @classmethod
+    def from_dict(cls, d: object, origin: str = "the ledger snapshot") -> LedgerSnapshot:
+        """Read back what :meth:`to_dict` wrote; a ValueError naming the field that is missing or wrong."""
+        if not isinstance(d, dict):
+            raise ValueError(f"{origin}: not a mapping but {type(d).__name__}")
+        for name in ("gen", "rows", "batches", "duplicates"):
+            if not isinstance(d.get(name), int):
+                raise ValueError(f"{origin}: field {name!r} is missing or not an integer ({d.get(name)!r})")
+        workers = d.get("workers")
+        if not isinstance(workers, dict):
+            raise ValueError(f"{origin}: field 'workers' is missing or not a mapping")
+        try:
+            checked = {str(w): (int(low), [int(s) for s in above]) for w, (low, above) in workers.items()}
+        except (TypeError, ValueError):
+            raise ValueError(f"{origin}: field 'workers' is not {{worker: [low, [seq, ...]]}}") from None
+        return cls(d["gen"], d["rows"], d["batches"], d["duplicates"], checked)
 
 
 class UploadLedger:
@@ -112,14 +145,14 @@ class UploadLedger:
             self._last_sync = now
 
     # --- checkpoints ---
-    def rotate(self) -> dict[str, Any]:
+    def rotate(self) -> LedgerSnapshot:
         """Start a new file and return a snapshot of everything written before it (for a checkpoint)."""
         new = self._open(self.gen + 1)  # first, so a failure here changes nothing
         with self._lock:  # uploads wait only for the swap, not for the disk
             old, self._file = self._file, new
             self.gen += 1
-            snapshot = {"gen": self.gen, "rows": self.rows, "batches": self.batches, "duplicates": self.duplicates,
-                        "workers": {w: [s.low, sorted(s.above)] for w, s in self.workers.items()}}
+            snapshot = LedgerSnapshot(self.gen, self.rows, self.batches, self.duplicates,
+                                      {w: (s.low, sorted(s.above)) for w, s in self.workers.items()})
         try:
             os.fsync(old.fileno())
         finally:
@@ -135,16 +168,14 @@ class UploadLedger:
     def generations(self) -> list[int]:
         return sorted(int(m.group(1)) for p in self.dir.iterdir() if (m := _NAME.match(p.name)))
 
-    def restore(self, snapshot: dict[str, Any] | None) -> None:
+    def restore(self, snapshot: LedgerSnapshot | None) -> None:
         """Load ``snapshot`` (None: nothing) and replay every file from its generation on."""
         with self._lock:
             start = 0
-            if snapshot:
-                start = int(snapshot["gen"])
-                self.rows, self.batches = int(snapshot["rows"]), int(snapshot["batches"])
-                self.duplicates = int(snapshot.get("duplicates", 0))
-                self.workers = {w: _Seen(int(low), set(map(int, above)))
-                                for w, (low, above) in snapshot["workers"].items()}
+            if snapshot is not None:
+                start = snapshot.gen
+                self.rows, self.batches, self.duplicates = snapshot.rows, snapshot.batches, snapshot.duplicates
+                self.workers = {w: _Seen(low, set(above)) for w, (low, above) in snapshot.workers.items()}
             replayed = 0
             for gen in self.generations():
                 if start <= gen < self.gen:

@@ -181,13 +181,13 @@ class TrainingRun:
             data, _, _ = client.model(None)
             atomic_write_bytes(run_dir / "model-last.safetensors", data)
             status = client.status()
-            self.log(f"training done: {status.get('train_steps', 0):,} steps, {status.get('rows_accepted', 0):,} "
-                     f"rows, model v{status.get('model_version', 0)}")
+            self.log(f"training done: {status.train_steps:,} steps, {status.rows_accepted:,} "
+                     f"rows, model v{status.model_version}")
         finally:
             fleet.stop()
             manager.stop()
         try:
-            return self._finish(evals, best, data, int(status.get("train_steps", 0)))
+            return self._finish(evals, best, data, status.train_steps)
         finally:
             evals.close()
 
@@ -233,8 +233,8 @@ class TrainingRun:
                 if bar is not None:
                     st = client.status()
                     bar.n = int(min(now - t0, minutes * 60))
-                    bar.set_postfix_str(f"steps {st.get('train_steps', 0):,}  rows {st.get('rows_accepted', 0):,}  "
-                                        f"model v{st.get('model_version', 0)}  eval {last_eval}", refresh=True)
+                    bar.set_postfix_str(f"steps {st.train_steps:,}  rows {st.rows_accepted:,}  "
+                                        f"model v{st.model_version}  eval {last_eval}", refresh=True)
         finally:
             if bar is not None:
                 bar.close()
@@ -354,6 +354,6 @@ def _per_level_text(r: dict[str, Any], key: str = "untouched_share") -> str:
 
 def _status_steps(client: Any) -> int:
     try:
-        return int(client.status().get("train_steps", 0))
+        return client.status().train_steps
     except Exception:  # noqa: BLE001 (a progress figure only)
         return 0

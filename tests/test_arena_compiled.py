@@ -41,6 +41,7 @@ def test_compiled_lockstep_step_matches_eager():
         assert torch.equal(c[2], e[2]) and torch.equal(c[6], e[6])
 
 
+@pytest.mark.slow
 def test_compiled_arena_states_stay_in_bounds():
     env = Arena(48, cpu_level=9, seed=0, compile=True)
     env.reset()

@@ -18,6 +18,7 @@ def _bench(kind: str, out: Path, *extra: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_bench_arena_quick(tmp_path):
     out = tmp_path / "arena.json"
     proc = _bench("arena", out, "--eager")  # the compiled path has its own tests (test_arena_compiled)

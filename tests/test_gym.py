@@ -53,6 +53,7 @@ def test_a_finished_episode_is_reported_then_reset() -> None:
     assert info["episode_frame"] == 1 and not terminated  # a fresh episode
 
 
+@pytest.mark.slow
 def test_make_vec_is_one_arena_that_plays_as_single_environments() -> None:
     venv = gymnasium.make_vec("MeleeAgent/Untouchable-v0", num_envs=6, cpu_level=[5, 9])
     assert isinstance(venv.unwrapped, mgym.ArenaVectorEnv) and venv.unwrapped._arena.num_envs == 6

@@ -35,6 +35,7 @@ def _first_episode(env: Arena, actions: torch.Tensor, steps: int) -> tuple[torch
     return torch.stack(obs_log), torch.stack(hit_log), levels
 
 
+@pytest.mark.slow
 def test_each_environment_plays_the_level_it_drew():
     B, steps = 24, 300
     # Mostly standing (one frame a decision, so the test stays quick), with a spot dodge now and then.

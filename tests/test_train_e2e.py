@@ -8,39 +8,17 @@ leaves a model, an evaluation and a learning curve behind.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from melee_agent.manager.process import ManagerProcess
+
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "melee_agent.cli.main"]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"manager exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    pytest.fail(f"manager not ready after {timeout} s:\n{log.read_text()[-3000:]}")
 
 
 def _scalar_tags(run_dir: Path) -> set[str]:
@@ -56,16 +34,11 @@ def _scalar_tags(run_dir: Path) -> set[str]:
 
 @pytest.mark.slow
 def test_manager_and_two_arena_workers_train_publish_and_log(tmp_path):
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
     run_dir = tmp_path / "run"
-    log = tmp_path / "manager.log"
     common = ["--config", "small", "--set", "manager.burn_in=500", "--set", "worker.segment_seconds=3"]
-    with open(log, "wb") as out:
-        manager = subprocess.Popen([*CLI, "manager", *common, "--run-dir", str(run_dir), "--port", str(port)],
-                                   cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    manager = ManagerProcess(common, run_dir, tmp_path / "manager.log").start()
+    url = manager.url
     try:
-        _wait_ready(url, manager, log)
         workers = [subprocess.Popen([*CLI, "worker", *common, "--manager", url, "--worker-index", str(i),
                                      "--num-workers", "2", "--segments", "12", "--seed", str(i),
                                      "--json", str(tmp_path / f"worker-{i}.json")],
@@ -83,8 +56,7 @@ def test_manager_and_two_arena_workers_train_publish_and_log(tmp_path):
         assert any(len(set(s["versions_seen"])) >= 2 for s in summaries), summaries
         assert summaries[0]["epsilon"] == pytest.approx(0.4) and summaries[1]["epsilon"] == pytest.approx(0.4 ** 8)
     finally:
-        manager.send_signal(signal.SIGINT)
-        manager.wait(60)
+        manager.stop()  # SIGINT: the manager checkpoints and flushes TensorBoard on the way out
     tags = _scalar_tags(run_dir)
     for prefix in ("loss/", "q/", "replay/", "ingest/", "train/", "model/version", "workers/", "episode/"):
         assert any(t.startswith(prefix) for t in tags), f"no {prefix} tag in {sorted(tags)}"

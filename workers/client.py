@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from melee_agent.manager.status import ManagerStatus
+
 log = logging.getLogger("melee_agent.client")
 
 
@@ -90,8 +92,8 @@ class ManagerClient:
     def meta(self) -> dict[str, Any]:
         return self._request("GET", "/v1/model/meta").json()
 
-    def status(self) -> dict[str, Any]:
-        return self._request("GET", "/v1/status").json()
+    def status(self) -> ManagerStatus:
+        return ManagerStatus.from_json(self._request("GET", "/v1/status").json())
 
     def upload(self, data: bytes, retries: int | None = None) -> dict[str, Any]:
         """POST one batch: ``{"accepted": n}``, or ``{"accepted": 0, "duplicate": true}`` for a batch

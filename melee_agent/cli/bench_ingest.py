@@ -151,6 +151,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import httpx  # noqa: PLC0415
 
     from melee_agent.manager.process import ManagerProcess  # noqa: PLC0415
+    from melee_agent.manager.status import ManagerStatus  # noqa: PLC0415
 
     seconds = 5.0 if args.quick else args.seconds
     if args.workers < 1 or args.rows < 1 or seconds <= 0:
@@ -168,7 +169,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         manager.start()
         proc = manager.proc
         assert proc is not None
-        status0 = httpx.get(f"{manager.url}/v1/status").json()
+        status0 = ManagerStatus.from_json(httpx.get(f"{manager.url}/v1/status").json())
         rss = [rss_mib(proc.pid)]
 
         async def sample_memory() -> None:
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         load = asyncio.run(main())
         dt = time.perf_counter() - t0
-        status1 = httpx.get(f"{manager.url}/v1/status").json()
+        status1 = ManagerStatus.from_json(httpx.get(f"{manager.url}/v1/status").json())
         manager.check()
     finally:
         manager.stop()
@@ -195,10 +196,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise RuntimeError(f"uploads refused: {load.errors[0]}")
     half = len(rss) // 2
     rows_per_s = load.rows_accepted / dt
-    steps = status1["train_steps"] - status0["train_steps"]
+    steps = status1.train_steps - status0.train_steps
     lat_ms = [x * 1_000 for x in load.latencies]
-    server_rows = status1["rows_accepted"] - status0["rows_accepted"]
-    server_dups = status1["duplicates_refused"] - status0["duplicates_refused"]
+    server_rows = status1.rows_accepted - status0.rows_accepted
+    server_dups = status1.duplicates_refused - status0.duplicates_refused
     result = {
         "seconds": round(dt, 2), "workers": args.workers, "interval_s": args.interval, "uploaders": args.workers, "rows_per_batch": args.rows,
         "rows_accepted": load.rows_accepted, "server_rows_accepted": server_rows,

@@ -1,4 +1,4 @@
-"""Property-based fuzz of every manager endpoint over real HTTP (uvicorn on loopback, token on).
+"""manager/app.py fuzzed: every endpoint over real HTTP (the manager fixture: uvicorn on loopback, token on).
 
 Hypothesis generates requests: any method and path, any headers (a right, wrong or missing token),
 and bodies that are random bytes, valid batches with broken metadata, shapes, dtypes or values,
@@ -13,46 +13,21 @@ import hashlib
 import json
 import os
 import struct
-import threading
 import time
-from contextlib import contextmanager
 
 import httpx
 import numpy as np
 import pytest
-import uvicorn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save as st_save
 
-from melee_agent.config import load_config
-from melee_agent.manager.app import create_app
-from melee_agent.manager.process import free_port
 from melee_agent.rows import ACTION, DISCOUNT, ROW_WIDTH
 from melee_agent.wire import EXPERIENCE_SCHEMA
 
 TOKEN = "fuzz-token-0123456789"
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "600"))
 MAX_ROWS = 64
-
-
-@contextmanager
-def live_manager(run_dir):
-    # burn_in above anything sent: the replay changes only by ingest, so a change is the request's doing.
-    cfg = load_config("small", ["manager.burn_in=10000000", f"manager.max_upload_rows={MAX_ROWS}"])
-    app = create_app(cfg, run_dir, token=TOKEN)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{server.config.port}", app.state.trainer
-    finally:
-        server.should_exit = True
-        thread.join(30)
 
 
 def quiet(trainer, timeout: float = 10.0):
@@ -181,9 +156,12 @@ def request(draw):
 
 
 @pytest.mark.slow
-def test_fuzz_every_endpoint_no_5xx_and_nothing_changed_by_a_refused_request(tmp_path):
+def test_fuzz_every_endpoint_no_5xx_and_nothing_changed_by_a_refused_request(tmp_path, manager):
     seen = {"accepted": 0, "refused": 0, "codes": {}}
-    with live_manager(tmp_path) as (url, trainer), httpx.Client(base_url=url, timeout=30) as client:
+    # burn_in above anything sent: the replay changes only by ingest, so a change is the request's doing.
+    with (manager(tmp_path, token=TOKEN, manager__burn_in=10_000_000, manager__max_upload_rows=MAX_ROWS) as m,
+          httpx.Client(base_url=m.url, timeout=30) as client):
+        trainer = m.trainer
 
         @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                   suppress_health_check=list(HealthCheck))
