@@ -34,6 +34,8 @@ from melee_agent.cli import flags
 
 TARGET = 0.95
 LEVELS = tuple(range(1, 10))
+NEVER = 10**10  # SB3 steps no run reaches: its clock ends it
+SB3_EXPLORATION_FRACTION = 0.1  # SB3 DQN's documented default: epsilon 1 -> 0.05 over the first 10% of the steps
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -176,14 +178,17 @@ def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, 
 
     venv = Sb3ArenaVecEnv(envs, seed).env
     kwargs = {"policy_kwargs": {"net_arch": [128, 512]}, "seed": seed, "device": "cpu", "verbose": 0}
-    # SB3's exploration schedule runs over `total_timesteps`: give it the steps this machine makes
-    # in `minutes` (measured on a throwaway model first), as a user sizing a run would.
+    # SB3's exploration schedule runs over the first 10% of `total_timesteps`: it is sized to the
+    # steps this machine makes in `minutes` (measured on a throwaway model first), as a user sizing a
+    # run would; the clock, not that estimate, ends the run (an estimate taken under a load that later
+    # lifts must not end it early), so `learn` gets a step count it never reaches and the schedule's
+    # fraction is scaled to match.
     probe = DQN("MlpPolicy", venv, **kwargs)
     t0, calib = time.monotonic(), max(5.0, min(30.0, minutes * 6))
-    probe.learn(total_timesteps=10**9, callback=_deadline(t0 + calib))
+    probe.learn(total_timesteps=NEVER, callback=_deadline(t0 + calib))
     total = max(1_000, int(probe.num_timesteps / (time.monotonic() - t0) * minutes * 60))
     del probe
-    model = DQN("MlpPolicy", venv, **kwargs)
+    model = DQN("MlpPolicy", venv, exploration_fraction=SB3_EXPLORATION_FRACTION * total / NEVER, **kwargs)
     curve: list[dict[str, Any]] = []
 
     class Clock(BaseCallback):
@@ -207,7 +212,7 @@ def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, 
                 self.mark = time.monotonic()  # the check's time is not training time
             return self.trained < minutes * 60
 
-    model.learn(total_timesteps=total, callback=Clock())
+    model.learn(total_timesteps=NEVER, callback=Clock())
     final = _evaluate_q(model.q_net, final_episodes, seed=777)
     return {"curve": curve, "minutes_to_target": first_at_target(curve), "steps": int(model.num_timesteps),
             "total_timesteps_planned": total,
