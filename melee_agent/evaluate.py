@@ -27,7 +27,8 @@ counts every KO there.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
 
 import torch
 
@@ -36,6 +37,150 @@ from melee_agent.vecenv import VecEnv
 
 FPS = 60.0
 UNKNOWN_CAUSE = "unknown"
+#: A fight report's per-game figures (means over games), merged by :func:`merge_games`.
+GAME_MEANS = ("stocks_taken_per_game", "stocks_lost_per_game", "damage_dealt_per_game", "damage_taken_per_game")
+
+
+def _field(d: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """``d[key]``, checked to be a ``kind`` (a JSON number may be an int where a float is meant)."""
+    if key not in d:
+        raise ValueError(f"{where}: missing field {key!r}")
+    v = d[key]
+    if isinstance(v, bool) or not isinstance(v, kind):
+        raise ValueError(f"{where}: field {key!r} must be {_kind_name(kind)}, got {v!r}")
+    return v
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    return " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+
+
+@dataclass(frozen=True)
+class GameFigures:
+    """A fight report's game figures (episodes that ended as whole games: ``info.game_over``)."""
+
+    games: int
+    """Games played to their end."""
+    wins: int
+    """Games won (:func:`melee_agent.rewards.game_result` > 0)."""
+    losses: int
+    """Games lost."""
+    draws: int
+    """Games neither won nor lost."""
+    win_rate: float
+    """``wins / games``."""
+    stocks_taken_per_game: float
+    """Opponent stocks taken, mean per game."""
+    stocks_lost_per_game: float
+    """Agent stocks lost, mean per game."""
+    damage_dealt_per_game: float
+    """Damage dealt (percent), mean per game."""
+    damage_taken_per_game: float
+    """Damage taken (percent), mean per game."""
+    ko_causes: dict[str, int]
+    """Stocks taken by the move that launched (:func:`ko_cause_names`; ``unknown``), most first."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"games": self.games, "wins": self.wins, "losses": self.losses, "draws": self.draws,
+                "win_rate": self.win_rate, "stocks_taken_per_game": self.stocks_taken_per_game,
+                "stocks_lost_per_game": self.stocks_lost_per_game, "damage_dealt_per_game": self.damage_dealt_per_game,
+                "damage_taken_per_game": self.damage_taken_per_game, "ko_causes": dict(self.ko_causes)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], where: str = "game figures") -> GameFigures:
+        causes = _field(d, "ko_causes", dict, where)
+        if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in causes.items()):
+            raise ValueError(f"{where}: field 'ko_causes' must map move names to KO counts, got {causes!r}")
+        ints = {k: _field(d, k, int, where) for k in ("games", "wins", "losses", "draws")}
+        floats = {k: float(_field(d, k, (int, float), where)) for k in ("win_rate", *GAME_MEANS)}
+        return cls(**ints, **floats, ko_causes=dict(causes))
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """What :func:`evaluate` reports: per-episode means over ``episodes`` counted episodes.
+
+    :meth:`to_json` is the document ``melee-agent eval --json`` and ``eval.json`` carry
+    (docs/design.md "Commands" and "Fights"); :meth:`from_json` reads one back.
+    """
+
+    episodes: int
+    """Episodes counted."""
+    untouched_share: float
+    """Share of episodes that reached the frame limit without a hit (the paper's metric)."""
+    episodes_cut: int
+    """Episodes cut short by a game's end or a Dolphin restart (never counted untouched)."""
+    mean_seconds_to_first_hit: float
+    """Seconds to the first hit taken (an episode never hit counts its full length)."""
+    damage_taken: float
+    """Damage taken (percent), mean per episode."""
+    damage_dealt: float
+    """Damage dealt (percent), mean per episode."""
+    stocks_lost: float
+    """Agent stocks lost, mean per episode."""
+    stocks_taken: float
+    """Opponent stocks taken, mean per episode."""
+    fights: GameFigures | None = None
+    """The game figures, where episodes ended as whole games (fights); else None."""
+    per_level: dict[int, EvalResult] | None = None
+    """The same figures for each CPU level, where more than one was played; else None."""
+    untouched_share_worst_level: float | None = None
+    """The lowest ``untouched_share`` in ``per_level`` (None without a level mix)."""
+    win_rate_worst_level: float | None = None
+    """The lowest win rate in ``per_level``, where every level played games (None otherwise)."""
+
+    @property
+    def win_rate(self) -> float | None:
+        """The fights' win rate, None where no game ended."""
+        return self.fights.win_rate if self.fights is not None else None
+
+    def with_worst_levels(self) -> EvalResult:
+        """This result with the worst-level figures filled in by its own where it has no level mix."""
+        return replace(self, untouched_share_worst_level=self.untouched_share if self.untouched_share_worst_level
+                       is None else self.untouched_share_worst_level,
+                       win_rate_worst_level=self.win_rate if self.win_rate_worst_level is None
+                       else self.win_rate_worst_level)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document: the figures by name, the game figures flat beside them, ``per_level`` keyed
+        by the level as text; fields that are None are left out."""
+        out: dict[str, Any] = {
+            "episodes": self.episodes, "untouched_share": self.untouched_share, "episodes_cut": self.episodes_cut,
+            "mean_seconds_to_first_hit": self.mean_seconds_to_first_hit, "damage_taken": self.damage_taken,
+            "damage_dealt": self.damage_dealt, "stocks_lost": self.stocks_lost, "stocks_taken": self.stocks_taken}
+        if self.fights is not None:
+            out.update(self.fights.to_json())
+        if self.per_level is not None:
+            out["per_level"] = {str(lv): r.to_json() for lv, r in self.per_level.items()}
+        if self.untouched_share_worst_level is not None:
+            out["untouched_share_worst_level"] = self.untouched_share_worst_level
+        if self.win_rate_worst_level is not None:
+            out["win_rate_worst_level"] = self.win_rate_worst_level
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], where: str = "evaluation result") -> EvalResult:
+        """The result a :meth:`to_json` document holds; other keys (``policy``, ``seconds``...) are ignored.
+        A missing or mistyped field raises a ValueError naming it."""
+        if not isinstance(d, dict):
+            raise ValueError(f"{where}: must be a JSON object, got {type(d).__name__}")
+        ints = {k: _field(d, k, int, where) for k in ("episodes", "episodes_cut")}
+        floats = {k: float(_field(d, k, (int, float), where)) for k in (
+            "untouched_share", "mean_seconds_to_first_hit", "damage_taken", "damage_dealt", "stocks_lost",
+            "stocks_taken")}
+        fights = GameFigures.from_json(d, where) if "games" in d else None
+        per_level = None
+        if "per_level" in d:
+            raw = _field(d, "per_level", dict, where)
+            per_level = {}
+            for lv, v in raw.items():
+                if not str(lv).isdigit():
+                    raise ValueError(f"{where}: field 'per_level' must be keyed by CPU level, got {lv!r}")
+                per_level[int(lv)] = cls.from_json(v, f"{where} per_level {lv}")
+        worst = {k: float(_field(d, k, (int, float), where)) for k in ("untouched_share_worst_level",
+                                                                       "win_rate_worst_level") if k in d}
+        return cls(**ints, **floats, fights=fights, per_level=per_level, **worst)
+
 
 
 def ko_cause_names() -> dict[int, str]:
@@ -53,7 +198,8 @@ def ko_cause_names() -> dict[int, str]:
 
 
 def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episodes: int, progress: bool = True,
-             desc: str = "eval") -> dict[str, Any]:
+             desc: str = "eval") -> EvalResult:
+    """Play ``episodes`` episodes with ``policy`` on ``env``; the figures as an :class:`EvalResult`."""
     if episodes <= 0:
         raise ValueError(f"episodes must be positive, got {episodes}")
     B = env.num_envs
@@ -66,7 +212,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
     done_count = torch.zeros(B, dtype=torch.long, device=env.device)
     first_hit = torch.zeros(B, device=env.device)  # per running episode: frame of first hit (0 = none)
     acc = {k: torch.zeros(B, device=env.device) for k in ("damage_taken", "damage_dealt", "stocks_lost", "stocks_taken")}
-    rows: list[dict[str, float]] = []
+    rows: list[dict[str, Any]] = []
     running = {k: torch.zeros(B, device=env.device) for k in acc}
     causes: list[dict[str, int]] = [{} for _ in range(B)]  # per running episode: its KOs by cause
     cause_names: dict[int, str] | None = None
@@ -124,42 +270,39 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
     if bar is not None:
         bar.close()
     out = summarize(rows)
-    levels = sorted({r["cpu_level"] for r in rows})
+    levels = sorted({int(r["cpu_level"]) for r in rows})
     if len(levels) > 1:
-        out["per_level"] = {str(lv): summarize([r for r in rows if r["cpu_level"] == lv]) for lv in levels}
-        out["untouched_share_worst_level"] = min(v["untouched_share"] for v in out["per_level"].values())
-        if all("win_rate" in v for v in out["per_level"].values()):
-            out["win_rate_worst_level"] = min(v["win_rate"] for v in out["per_level"].values())
+        per_level = {lv: summarize([r for r in rows if r["cpu_level"] == lv]) for lv in levels}
+        rates = [v.win_rate for v in per_level.values() if v.win_rate is not None]
+        out = replace(out, per_level=per_level,
+                      untouched_share_worst_level=min(v.untouched_share for v in per_level.values()),
+                      win_rate_worst_level=min(rates) if len(rates) == len(per_level) else None)
     return out
 
 
-def summarize(rows: list[dict[str, float]]) -> dict[str, Any]:
+def summarize(rows: list[dict[str, Any]]) -> EvalResult:
     """The reported means over per-episode rows (one row per counted episode)."""
     n = len(rows)
     mean = lambda k: sum(r[k] for r in rows) / n  # noqa: E731
-    out: dict[str, Any] = {
-        "episodes": n,
-        "untouched_share": mean("untouched"),
-        "episodes_cut": int(sum(r.get("cut", 0.0) for r in rows)),
-        "mean_seconds_to_first_hit": mean("seconds_to_first_hit"),
-        "damage_taken": mean("damage_taken"),
-        "damage_dealt": mean("damage_dealt"),
-        "stocks_lost": mean("stocks_lost"),
-        "stocks_taken": mean("stocks_taken"),
-    }
+    fights = None
     games = [r for r in rows if r.get("game_over")]
     if games:
         g = len(games)
         per_game = lambda k: sum(r[k] for r in games) / g  # noqa: E731
         wins, losses = sum(r["result"] > 0 for r in games), sum(r["result"] < 0 for r in games)
-        out.update(games=g, wins=wins, losses=losses, draws=g - wins - losses, win_rate=wins / g,
-                   stocks_taken_per_game=per_game("stocks_taken"), stocks_lost_per_game=per_game("stocks_lost"),
-                   damage_dealt_per_game=per_game("damage_dealt"), damage_taken_per_game=per_game("damage_taken"),
-                   ko_causes=sum_causes(r.get("ko_causes", {}) for r in games))
-    return out
+        fights = GameFigures(games=g, wins=wins, losses=losses, draws=g - wins - losses, win_rate=wins / g,
+                             stocks_taken_per_game=per_game("stocks_taken"), stocks_lost_per_game=per_game("stocks_lost"),
+                             damage_dealt_per_game=per_game("damage_dealt"),
+                             damage_taken_per_game=per_game("damage_taken"),
+                             ko_causes=sum_causes(r.get("ko_causes", {}) for r in games))
+    return EvalResult(episodes=n, untouched_share=mean("untouched"),
+                      episodes_cut=int(sum(r.get("cut", 0.0) for r in rows)),
+                      mean_seconds_to_first_hit=mean("seconds_to_first_hit"), damage_taken=mean("damage_taken"),
+                      damage_dealt=mean("damage_dealt"), stocks_lost=mean("stocks_lost"),
+                      stocks_taken=mean("stocks_taken"), fights=fights)
 
 
-def sum_causes(counts: Any) -> dict[str, int]:
+def sum_causes(counts: Iterable[dict[str, int]]) -> dict[str, int]:
     """Several ``ko_causes`` dicts added up, most KOs first."""
     total: dict[str, int] = {}
     for c in counts:
@@ -168,19 +311,16 @@ def sum_causes(counts: Any) -> dict[str, int]:
     return dict(sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-#: A fight report's per-game figures (means over games), merged by :func:`merge_games`.
-GAME_MEANS = ("stocks_taken_per_game", "stocks_lost_per_game", "damage_dealt_per_game", "damage_taken_per_game")
-
-
-def merge_games(results: list[dict[str, Any]]) -> dict[str, Any]:
+def merge_games(results: list[EvalResult]) -> tuple[GameFigures | None, float | None]:
     """The fight figures of several reports (one per CPU level) as one: counts added, per-game means
-    weighted by games, ``ko_causes`` added, ``win_rate_worst_level`` the lowest. Empty where none has games."""
-    rs = [r for r in results if r.get("games")]
-    if not rs:
-        return {}
-    g = sum(r["games"] for r in rs)
-    wins, losses, draws = (sum(r[k] for r in rs) for k in ("wins", "losses", "draws"))
-    return {"games": g, "wins": wins, "losses": losses, "draws": draws, "win_rate": wins / g,
-            **{k: sum(r[k] * r["games"] for r in rs) / g for k in GAME_MEANS},
-            "ko_causes": sum_causes(r["ko_causes"] for r in rs),
-            "win_rate_worst_level": min(r["win_rate"] for r in rs)}
+    weighted by games, ``ko_causes`` added; and the lowest win rate (``win_rate_worst_level``).
+    ``(None, None)`` where none has games."""
+    fs = [r.fights for r in results if r.fights is not None and r.fights.games]
+    if not fs:
+        return None, None
+    g = sum(f.games for f in fs)
+    wins, losses, draws = (sum(getattr(f, k) for f in fs) for k in ("wins", "losses", "draws"))
+    means = {k: sum(getattr(f, k) * f.games for f in fs) / g for k in GAME_MEANS}
+    merged = GameFigures(games=g, wins=wins, losses=losses, draws=draws, win_rate=wins / g, **means,
+                         ko_causes=sum_causes(f.ko_causes for f in fs))
+    return merged, min(f.win_rate for f in fs)

@@ -30,7 +30,7 @@ Example::
     from melee_agent.training import TrainingRun
     cfg = load_config("small", ["learner.lr=5e-4"])
     result = TrainingRun(cfg, minutes=1).run()
-    print(result["untouched_share"], result["run_dir"])
+    print(result["untouched_share"], result["run_dir"])  # eval.json's document
 """
 
 from __future__ import annotations
@@ -38,11 +38,15 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels
 from melee_agent.files import atomic_write_bytes, atomic_write_json
+
+if TYPE_CHECKING:
+    from melee_agent.evaluate import EvalResult
 
 BASELINES = ("noop", "random")
 #: Fights' baselines; ``fighter`` is scripted for the ``basic`` action set and plays that one.
@@ -50,6 +54,35 @@ FIGHT_BASELINES = ("noop", "random", "dodger", "fighter")
 SCRIPTED_ACTION_SETS = {"fighter": "basic"}
 #: The final report plays every level, whatever the run trained against.
 REPORT_LEVELS = tuple(range(1, 10))
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """One evaluation of a published model (or a baseline policy): a point of the learning curve,
+    ``eval.json``'s ``last_model_check``, ``baselines`` and the report itself."""
+
+    policy: str
+    """``model``, or the scripted policy's name."""
+    cpu_level: int | list[int]
+    """The CPU level played, or the levels of the mix."""
+    result: EvalResult
+    """The figures, with the worst-level ones filled in (by the result's own without a level mix)."""
+    action_set: str | None = None
+    """The action set a baseline played where it was not the run's; else None."""
+    model_version: int | None = None
+    """The model's version (``policy == "model"``)."""
+    train_step: int | None = None
+    """The learner's step the model was published at (``policy == "model"``)."""
+    minutes: float | None = None
+    """Training minutes when it was evaluated (``policy == "model"``)."""
+    note: str | None = None
+    """A remark the report carries (a baseline played on another action set)."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"policy": self.policy, "cpu_level": self.cpu_level, **self.result.to_json()}
+        extra = {"action_set": self.action_set, "model_version": self.model_version, "train_step": self.train_step,
+                 "minutes": self.minutes, "note": self.note}
+        return {**out, **{k: v for k, v in extra.items() if v is not None}}
 
 
 class Evaluations:
@@ -60,11 +93,11 @@ class Evaluations:
 
         self.cfg, self.run_dir, self.device = cfg, run_dir, device
         self.writer = SummaryWriter(str(run_dir), filename_suffix=".eval")
-        self.points: list[dict[str, Any]] = []
+        self.points: list[ModelCheck] = []
 
     def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
             seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None,
-            action_set: str | None = None) -> dict[str, Any]:
+            action_set: str | None = None) -> ModelCheck:
         """Evaluate the model in ``model_bytes`` (or a scripted ``policy``, on ``action_set`` where given)
         against ``levels`` (default: the run's), ``episodes`` spread evenly over them; ``record`` adds it
         to the curve."""
@@ -88,27 +121,31 @@ class Evaluations:
                 return model(obs).argmax(1)
         else:
             pi, meta = make_policy(policy, cfg.env.action_set, self.device), {}
-        r = evaluate(env, pi, episodes, progress=False)
-        r = {"policy": policy, "cpu_level": levels[0] if len(levels) == 1 else list(levels), **r}
-        r.setdefault("untouched_share_worst_level", r["untouched_share"])
-        if "win_rate" in r:
-            r.setdefault("win_rate_worst_level", r["win_rate"])
-        if action_set is not None:
-            r["action_set"] = cfg.env.action_set
-        if policy == "model":
-            r.update(model_version=int(meta["version"]), train_step=int(meta["train_step"]), minutes=round(minutes, 2))
-        if policy == "model" and record:
-            for k in ("untouched_share", "untouched_share_worst_level", "mean_seconds_to_first_hit", "damage_taken",
-                      "stocks_lost"):
-                self.writer.add_scalar(f"eval/{k}", r[k], step)
-            for lv, v in r.get("per_level", {}).items():
-                self.writer.add_scalar(f"eval/untouched_share_level_{lv}", v["untouched_share"], step)
-            if "win_rate" in r:  # fights: whole games
-                for k in ("win_rate", "win_rate_worst_level", "stocks_taken_per_game", "stocks_lost_per_game",
-                          "damage_dealt_per_game"):
-                    self.writer.add_scalar(f"eval/{k}", r[k], step)
-                for lv, v in r.get("per_level", {}).items():
-                    self.writer.add_scalar(f"eval/win_rate_level_{lv}", v.get("win_rate", 0.0), step)
+        res = evaluate(env, pi, episodes, progress=False).with_worst_levels()
+        model = policy == "model"
+        r = ModelCheck(policy=policy, cpu_level=levels[0] if len(levels) == 1 else list(levels), result=res,
+                       action_set=cfg.env.action_set if action_set is not None else None,
+                       model_version=int(meta["version"]) if model else None,
+                       train_step=int(meta["train_step"]) if model else None,
+                       minutes=round(minutes, 2) if model else None)
+        if model and record:
+            scalars = {"untouched_share": res.untouched_share,
+                       "untouched_share_worst_level": res.untouched_share_worst_level,
+                       "mean_seconds_to_first_hit": res.mean_seconds_to_first_hit, "damage_taken": res.damage_taken,
+                       "stocks_lost": res.stocks_lost}
+            for k, x in scalars.items():
+                self.writer.add_scalar(f"eval/{k}", x, step)
+            for lv, v in (res.per_level or {}).items():
+                self.writer.add_scalar(f"eval/untouched_share_level_{lv}", v.untouched_share, step)
+            if res.fights is not None:  # fights: whole games
+                g = res.fights
+                for k, x in {"win_rate": g.win_rate, "win_rate_worst_level": res.win_rate_worst_level,
+                             "stocks_taken_per_game": g.stocks_taken_per_game,
+                             "stocks_lost_per_game": g.stocks_lost_per_game,
+                             "damage_dealt_per_game": g.damage_dealt_per_game}.items():
+                    self.writer.add_scalar(f"eval/{k}", x, step)
+                for lv, v in (res.per_level or {}).items():
+                    self.writer.add_scalar(f"eval/win_rate_level_{lv}", v.win_rate or 0.0, step)
             self.writer.flush()
             self.points.append(r)
         return r
@@ -117,17 +154,23 @@ class Evaluations:
         self.writer.close()
 
 
-def better(best: tuple[dict[str, Any], bytes] | None, r: dict[str, Any], data: bytes) -> tuple[dict[str, Any], bytes]:
+def better(best: tuple[ModelCheck, bytes] | None, r: ModelCheck, data: bytes) -> tuple[ModelCheck, bytes]:
     """The better of two evaluated models: a better worst level, then more untouched episodes over the
     mix, then a later first hit (ties: the newer). Fights: the worst level's win rate, then the win rate,
     then stocks taken minus stocks lost per game."""
     if best is None:
         return r, data
-    key = lambda x: (x["untouched_share_worst_level"], x["untouched_share"], x["mean_seconds_to_first_hit"])  # noqa: E731
-    if "win_rate" in r and "win_rate" in best[0]:
-        # Fights: the worst level's win rate, then the win rate over the mix, then the stock difference.
-        key = lambda x: (x["win_rate_worst_level"], x["win_rate"],  # noqa: E731
-                         x["stocks_taken_per_game"] - x["stocks_lost_per_game"])
+
+    def key(x: ModelCheck) -> tuple[float, float, float]:
+        e = x.result
+        if e.fights is not None and fights:
+            # Fights: the worst level's win rate, then the win rate over the mix, then the stock difference.
+            return (e.win_rate_worst_level if e.win_rate_worst_level is not None else e.fights.win_rate,
+                    e.fights.win_rate, e.fights.stocks_taken_per_game - e.fights.stocks_lost_per_game)
+        worst = e.untouched_share_worst_level
+        return (worst if worst is not None else e.untouched_share, e.untouched_share, e.mean_seconds_to_first_hit)
+
+    fights = r.result.fights is not None and best[0].result.fights is not None
     return (r, data) if key(r) >= key(best[0]) else best
 
 
@@ -215,20 +258,21 @@ class TrainingRun:
                     data, _, _ = client.model(None)
                     r = evals.run(data, cfg.train.progress_eval_episodes, (now - t0) / 60, _status_steps(client))
                     best = better(best, r, data)
-                    last_eval = f"{r['untouched_share']:.0%}, worst level {r['untouched_share_worst_level']:.0%} " \
-                                f"(v{r['model_version']})"
-                    if "win_rate" in r:
-                        last_eval = f"won {r['win_rate']:.0%}, worst level {r['win_rate_worst_level']:.0%} " \
-                                    f"(v{r['model_version']})"
-                    if bar is None and "win_rate" in r:
-                        self.log(f"[{(now - t0) / 60:4.1f} min] model v{r['model_version']} (step {r['train_step']:,}): "
-                                 f"won {r['win_rate']:.0%} of {r['games']} games vs {_levels_text(env_levels(cfg))} "
-                                 f"(stocks taken {r['stocks_taken_per_game']:.2f}, lost {r['stocks_lost_per_game']:.2f} "
-                                 f"per game){_per_level_text(r, 'win_rate')}")
+                    e, g = r.result, r.result.fights
+                    last_eval = f"{e.untouched_share:.0%}, worst level {_pct(e.untouched_share_worst_level)} " \
+                                f"(v{r.model_version})"
+                    if g is not None:
+                        last_eval = f"won {g.win_rate:.0%}, worst level {_pct(e.win_rate_worst_level)} " \
+                                    f"(v{r.model_version})"
+                    if bar is None and g is not None:
+                        self.log(f"[{(now - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
+                                 f"won {g.win_rate:.0%} of {g.games} games vs {_levels_text(env_levels(cfg))} "
+                                 f"(stocks taken {g.stocks_taken_per_game:.2f}, lost {g.stocks_lost_per_game:.2f} "
+                                 f"per game){_per_level_text(e, 'win_rate')}")
                     elif bar is None:
-                        self.log(f"[{(now - t0) / 60:4.1f} min] model v{r['model_version']} (step {r['train_step']:,}): "
-                                 f"untouched {r['untouched_share']:.0%} of {r['episodes']} episodes vs "
-                                 f"{_levels_text(env_levels(cfg))}{_per_level_text(r)}")
+                        self.log(f"[{(now - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
+                                 f"untouched {e.untouched_share:.0%} of {e.episodes} episodes vs "
+                                 f"{_levels_text(env_levels(cfg))}{_per_level_text(e)}")
                     next_eval = now + cfg.train.eval_every_minutes * 60
                 if bar is not None:
                     st = client.status()
@@ -240,7 +284,7 @@ class TrainingRun:
                 bar.close()
         return best
 
-    def _finish(self, evals: Evaluations, best: tuple[dict[str, Any], bytes] | None, data: bytes,
+    def _finish(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
                 steps: int) -> dict[str, Any]:
         """Keep a model, score it and the baselines at every level, write eval.json and the learning curve."""
         from melee_agent.plots import learning_curve  # noqa: PLC0415
@@ -254,30 +298,32 @@ class TrainingRun:
         chosen, chosen_data = better(best, last, data) if cfg.train.keep_best else (last, data)
         atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
         n = cfg.train.eval_episodes
-        self.log(f"kept model v{chosen['model_version']} ({chosen['untouched_share']:.0%} in its {chosen['episodes']}-"
-                 f"episode check, worst level {chosen['untouched_share_worst_level']:.0%}; the last, "
-                 f"v{last['model_version']}, had {last['untouched_share']:.0%}); evaluating it over {n} new "
+        c = chosen.result
+        self.log(f"kept model v{chosen.model_version} ({c.untouched_share:.0%} in its {c.episodes}-"
+                 f"episode check, worst level {_pct(c.untouched_share_worst_level)}; the last, "
+                 f"v{last.model_version}, had {last.result.untouched_share:.0%}); evaluating it over {n} new "
                  f"episodes at each CPU level 1-9...")
         per = n * len(REPORT_LEVELS)
         r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
         baselines = {p: evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS) for p in BASELINES}
-        final = {**r, "baselines": baselines, "run_dir": str(run_dir), "curve": evals.points,
-                 "kept": "last" if chosen is last else "best", "last_model_check": last,
+        curve = [p.to_json() for p in evals.points]
+        final = {**r.to_json(), "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir),
+                 "curve": curve, "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
                  "trained_levels": list(env_levels(cfg))}
         atomic_write_json(run_dir / "eval.json", final)
-        learning_curve(evals.points, {f"{k} ({v['untouched_share']:.0%}, levels 1-9)": v["untouched_share"]
-                                      for k, v in baselines.items()},
+        learning_curve(curve, {f"{k} ({v.result.untouched_share:.0%}, levels 1-9)": v.result.untouched_share
+                               for k, v in baselines.items()},
                        f"learning curve vs {cfg.env.env} CPU {_levels_text(env_levels(cfg))}",
                        run_dir / "learning_curve.png")
         self.log(f"vs arena CPU, {n} one-minute episodes at each level (untouched for a minute; model's mean "
                  f"seconds to first hit):")
-        self.log(level_table(r, baselines))
+        self.log(level_table(r.result, {p: b.result for p, b in baselines.items()}))
         self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
                  f"curve: {run_dir / 'learning_curve.png'}")
         return final
 
 
-    def _finish_fights(self, evals: Evaluations, best: tuple[dict[str, Any], bytes] | None, data: bytes,
+    def _finish_fights(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
                        steps: int) -> dict[str, Any]:
         """The fight's final report: keep a model by win rate, play whole games at every level (and more at
         level 9) with the baselines beside it, write eval.json and the win-rate learning curve."""
@@ -289,9 +335,10 @@ class TrainingRun:
         chosen, chosen_data = better(best, last, data) if t.keep_best else (last, data)
         atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
         n, n9 = t.final_games_per_level, t.final_games_level_9
-        self.log(f"kept model v{chosen['model_version']} (won {chosen['win_rate']:.0%} of its {chosen['games']} check "
-                 f"games, worst level {chosen['win_rate_worst_level']:.0%}; the last, v{last['model_version']}, won "
-                 f"{last['win_rate']:.0%}); playing {n} games at each CPU level 1-9 and {n9} more at level 9...")
+        c = chosen.result
+        self.log(f"kept model v{chosen.model_version} (won {_pct(c.win_rate)} of its {_games(c)} check "
+                 f"games, worst level {_pct(c.win_rate_worst_level)}; the last, v{last.model_version}, won "
+                 f"{_pct(last.result.win_rate)}); playing {n} games at each CPU level 1-9 and {n9} more at level 9...")
         per = n * len(REPORT_LEVELS)
         r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
         level_9 = evals.run(chosen_data, n9, minutes, steps, seed=999, record=False, levels=(9,)) if n9 > 0 else None
@@ -299,41 +346,60 @@ class TrainingRun:
                                   action_set=SCRIPTED_ACTION_SETS.get(p)) for p in FIGHT_BASELINES}
         for p, a in SCRIPTED_ACTION_SETS.items():
             if p in baselines and a != cfg.env.action_set:
-                baselines[p]["note"] = f"scripted for the {a!r} action set: played with it, not {cfg.env.action_set!r}"
-        final = {**r, "level_9": level_9, "baselines": baselines, "run_dir": str(run_dir), "curve": evals.points,
-                 "kept": "last" if chosen is last else "best", "last_model_check": last,
+                baselines[p] = dataclasses.replace(
+                    baselines[p], note=f"scripted for the {a!r} action set: played with it, not {cfg.env.action_set!r}")
+        curve = [p.to_json() for p in evals.points]
+        final = {**r.to_json(), "level_9": level_9.to_json() if level_9 is not None else None,
+                 "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir), "curve": curve,
+                 "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
                  "trained_levels": list(env_levels(cfg)), "action_set": cfg.env.action_set,
                  "delay_frames": cfg.env.delay_frames}
         atomic_write_json(run_dir / "eval.json", final)
-        learning_curve(evals.points, {f"{k} ({v['win_rate']:.0%}, levels 1-9)": v["win_rate"]
-                                      for k, v in baselines.items()},
+        learning_curve(curve, {f"{k} ({_pct(v.result.win_rate)}, levels 1-9)": v.result.win_rate or 0.0
+                               for k, v in baselines.items()},
                        f"learning curve (fights) vs {cfg.env.env} CPU {_levels_text(env_levels(cfg))}",
                        run_dir / "learning_curve.png", metric="win_rate")
         self.log(f"vs arena CPU, {n} whole games at each level (win rate):")
-        self.log(level_table(r, baselines, key="win_rate"))
-        if level_9 is not None:
-            self.log(f"level 9, {level_9['games']} more games: won {level_9['win_rate']:.1%} "
-                     f"({level_9['wins']}-{level_9['losses']}-{level_9['draws']}); KOs by {level_9['ko_causes']}")
+        self.log(level_table(r.result, {p: b.result for p, b in baselines.items()}, key="win_rate"))
+        g9 = level_9.result.fights if level_9 is not None else None
+        if g9 is not None:
+            self.log(f"level 9, {g9.games} more games: won {g9.win_rate:.1%} "
+                     f"({g9.wins}-{g9.losses}-{g9.draws}); KOs by {g9.ko_causes}")
         self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
                  f"curve: {run_dir / 'learning_curve.png'}")
         return final
 
 
-def level_table(model: dict[str, Any], baselines: dict[str, dict[str, Any]], key: str = "untouched_share") -> str:
+def level_table(model: EvalResult, baselines: dict[str, EvalResult], key: str = "untouched_share") -> str:
     """The final report's table: one row per level, the model's and each baseline's untouched share (or,
     with ``key="win_rate"``, win rate; the second column is then the model's stocks taken per game)."""
     second = "s to hit" if key == "untouched_share" else "stocks"
     head = f"{'level':>5}  {'model':>7}  {second:>8}  " + "  ".join(f"{b:>7}" for b in baselines)
     lines = [head, "-" * len(head)]
-    keys = list(model["per_level"]) + ["all"]
-    for lv in keys:
-        m = model if lv == "all" else model["per_level"][lv]
-        bs = [b if lv == "all" else b["per_level"][lv] for b in baselines.values()]
-        extra = m["mean_seconds_to_first_hit"] if key == "untouched_share" else m.get("stocks_taken_per_game", 0.0)
-        lines.append(f"{lv:>5}  {m.get(key, 0.0):>7.1%}  {extra:>8.2f}  "
-                     + "  ".join(f"{b.get(key, 0.0):>7.1%}" for b in bs))
-    lines.append(f"worst level: model {model[key + '_worst_level']:.1%}")
+    levels: list[int | str] = [*(model.per_level or {}), "all"]
+    for lv in levels:
+        m = model if lv == "all" else (model.per_level or {})[int(lv)]
+        bs = [b if lv == "all" else (b.per_level or {})[int(lv)] for b in baselines.values()]
+        stocks = m.fights.stocks_taken_per_game if m.fights is not None else 0.0
+        extra = m.mean_seconds_to_first_hit if key == "untouched_share" else stocks
+        lines.append(f"{lv:>5}  {_figure(m, key):>7.1%}  {extra:>8.2f}  "
+                     + "  ".join(f"{_figure(b, key):>7.1%}" for b in bs))
+    lines.append(f"worst level: model {_figure(model, key + '_worst_level'):.1%}")
     return "\n".join(lines)
+
+
+def _figure(r: EvalResult, key: str) -> float:
+    """``untouched_share``, ``win_rate`` or their ``_worst_level`` of ``r``; 0 where it has none (no games)."""
+    v = getattr(r, key)
+    return float(v) if v is not None else 0.0
+
+
+def _pct(x: float | None) -> str:
+    return f"{x:.0%}" if x is not None else "-"
+
+
+def _games(r: EvalResult) -> int:
+    return r.fights.games if r.fights is not None else 0
 
 
 def _levels_text(levels: tuple[int, ...]) -> str:
@@ -344,12 +410,11 @@ def _levels_text(levels: tuple[int, ...]) -> str:
     return "levels " + ",".join(map(str, levels))
 
 
-def _per_level_text(r: dict[str, Any], key: str = "untouched_share") -> str:
-    per = r.get("per_level")
-    if not per:
+def _per_level_text(r: EvalResult, key: str = "untouched_share") -> str:
+    if not r.per_level:
         return ""
-    return " (per level " + " ".join(f"{v.get(key, 0.0):.0%}" for v in per.values()) + \
-        f"; worst {r[key + '_worst_level']:.0%})"
+    return " (per level " + " ".join(f"{_figure(v, key):.0%}" for v in r.per_level.values()) + \
+        f"; worst {_figure(r, key + '_worst_level'):.0%})"
 
 
 def _status_steps(client: Any) -> int:

@@ -139,13 +139,15 @@ def test_evaluate_reports_games_when_episodes_are_games():
 
     env = fight(4, action_set="untouchable", max_frames=30)  # a 30-frame clock: every game goes to time
     report = evaluate(env, lambda obs: torch.zeros(obs.shape[0], dtype=torch.long), episodes=4, progress=False)
-    assert report["games"] == 4 and report["draws"] == 4 and report["win_rate"] == 0.0  # nobody was hit
+    g = report.fights
+    assert g is not None and g.games == 4 and g.draws == 4 and g.win_rate == 0.0  # nobody was hit
     dodge = evaluate(Arena(2, cpu_level=1, seed=0, max_frames=30), lambda obs: torch.zeros(2, dtype=torch.long),
                      episodes=2, progress=False)
-    assert "games" not in dodge  # dodging episodes are not games
+    assert dodge.fights is None and "games" not in dodge.to_json()  # dodging episodes are not games
     row = dict(cpu_level=9, untouched=0.0, seconds_to_first_hit=1.0, damage_taken=10.0, damage_dealt=40.0,
                stocks_lost=1.0, stocks_taken=4.0, game_over=1.0)
     rows = [{**row, "result": 1.0}, {**row, "result": 1.0}, {**row, "result": -1.0}, {**row, "result": 0.0}]
-    out = summarize(rows)
-    assert (out["games"], out["wins"], out["losses"], out["draws"], out["win_rate"]) == (4, 2, 1, 1, 0.5)
-    assert out["stocks_taken_per_game"] == 4.0 and out["damage_dealt_per_game"] == 40.0
+    out = summarize(rows).fights
+    assert out is not None
+    assert (out.games, out.wins, out.losses, out.draws, out.win_rate) == (4, 2, 1, 1, 0.5)
+    assert out.stocks_taken_per_game == 4.0 and out.damage_dealt_per_game == 40.0

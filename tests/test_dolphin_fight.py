@@ -174,7 +174,7 @@ def test_dolphin_fight_env_plays_a_whole_game_as_one_episode_and_reports_it_as_t
         return out
 
     env.step = recording_step  # type: ignore[method-assign]
-    r = evaluate(env, make_policy("noop", "basic"), 1, progress=False)
+    r = evaluate(env, make_policy("noop", "basic"), 1, progress=False).to_json()
     assert len(dones) == 1
     obs, reward, _, info = dones[0]
     assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
@@ -276,7 +276,7 @@ def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):
 
     env.step = recording_step  # type: ignore[method-assign]
     try:
-        r = evaluate(env, make_policy("noop", "basic"), 1, progress=False)
+        r = evaluate(env, make_policy("noop", "basic"), 1, progress=False).to_json()
     finally:
         env.close()
     assert any("game 1 over (TIME!)" in e for e in events(exe.parent))
@@ -365,7 +365,7 @@ def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_coun
 
     env.step = recording_step  # type: ignore[method-assign]
     try:
-        r = evaluate(env, make_policy("noop", "basic"), 2, progress=False)
+        r = evaluate(env, make_policy("noop", "basic"), 2, progress=False).to_json()
     finally:
         env.close()
     log = events(exe.parent)

@@ -251,9 +251,9 @@ def test_dolphin_an_episode_cut_by_a_restart_is_counted_but_never_untouched():
     path = replay_path("libmelee_test_game_1.slp")
     env, _ = replay_env(path, consoles=2, die_after=50, max_frames=100)  # nobody is hit in the countdown
     r = evaluate(env, make_policy("noop", "untouchable"), 2, progress=False)
-    assert r["episodes"] == 2
-    assert r["untouched_share"] == 0.5  # only the second, in the "restarted" game, reached its 100 frames
-    assert r["episodes_cut"] == 1
+    assert r.episodes == 2
+    assert r.untouched_share == 0.5  # only the second, in the "restarted" game, reached its 100 frames
+    assert r.episodes_cut == 1
     env, _ = replay_env(path, consoles=2, die_after=50, max_frames=100)
     player = SegmentPlayer(env, epsilon=1.0, n_step=3, gamma=0.99, seed=0)
     _, stats = player.play(DuelingDQN(num_actions=5), frames_per_env=200)

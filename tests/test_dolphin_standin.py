@@ -344,13 +344,13 @@ def test_dolphin_sixty_noop_episodes_across_games_that_end_in_the_agents_ko(tmp_
         env.close()
     log = events(exe.parent)
     assert any("over (GAME!)" in e for e in log), "no game ended on the agent's KO"
-    assert r["episodes"] == 60 == len(dones)
+    assert r.episodes == 60 == len(dones)
     assert all(i["episode_frame"].item() > 0 for i in dones)  # no phantom episode after the KO
     at_limit = [i for i in dones if i["truncated"].item() and i["episode_frame"].item() >= 60]
-    assert r["untouched_share"] * 60 == pytest.approx(len(at_limit))
-    assert r["episodes_cut"] == sum(i["truncated"].item() and i["episode_frame"].item() < 60 for i in dones)
+    assert r.untouched_share * 60 == pytest.approx(len(at_limit))
+    assert r.episodes_cut == sum(i["truncated"].item() and i["episode_frame"].item() < 60 for i in dones)
     assert env.restarts == 0
-    print(f"60 episodes: untouched {r['untouched_share']:.0%}, cut {r['episodes_cut']}, "
+    print(f"60 episodes: untouched {r.untouched_share:.0%}, cut {r.episodes_cut}, "
           f"games {env.supervisor.games}")
 
 

@@ -3,6 +3,7 @@ the evaluation's game keys with ``ko_causes``, keep-best by win rate, and `eval 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -14,10 +15,10 @@ import torch
 
 from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU, with_player
-from melee_agent.evaluate import evaluate, ko_cause_names, merge_games
+from melee_agent.evaluate import EvalResult, GameFigures, evaluate, ko_cause_names, merge_games
 from melee_agent.model import DuelingDQN
 from melee_agent.segment_stats import SegmentStats
-from melee_agent.training import better
+from melee_agent.training import ModelCheck, better
 from melee_agent.wire import decode_experience, encode_experience
 from melee_agent.workers.play import SegmentPlayer
 
@@ -53,10 +54,11 @@ def test_ko_causes_name_the_move_that_launched_and_the_game_keys_are_reported():
         return torch.full((obs.shape[0],), noop, dtype=torch.long)
 
     r = evaluate(env, policy, 4, progress=False)
-    assert all(k in r for k in GAME_KEYS)
-    assert r["games"] == 4 and r["wins"] == 4 and r["win_rate"] == 1.0
-    assert r["stocks_taken_per_game"] == 1.0 and r["stocks_lost_per_game"] == 0.0
-    assert r["ko_causes"] == {"fsmash": 4}
+    assert all(k in r.to_json() for k in GAME_KEYS)
+    g = r.fights
+    assert g is not None and g.games == 4 and g.wins == 4 and g.win_rate == 1.0
+    assert g.stocks_taken_per_game == 1.0 and g.stocks_lost_per_game == 0.0
+    assert g.ko_causes == {"fsmash": 4}
 
 
 def test_a_ko_with_no_move_on_record_is_unknown_and_levels_merge():
@@ -70,11 +72,12 @@ def test_a_ko_with_no_move_on_record_is_unknown_and_levels_merge():
         return torch.zeros(obs.shape[0], dtype=torch.long)
 
     r = evaluate(env, policy, 2, progress=False)
-    assert r["ko_causes"] == {"unknown": 2}
-    other = {**r, "games": 2, "wins": 0, "losses": 2, "draws": 0, "win_rate": 0.0, "ko_causes": {"bair": 1}}
-    m = merge_games([r, other])
-    assert m["games"] == 4 and m["win_rate"] == 0.5 and m["win_rate_worst_level"] == 0.0
-    assert m["ko_causes"] == {"unknown": 2, "bair": 1}
+    assert r.fights is not None and r.fights.ko_causes == {"unknown": 2}
+    other = dataclasses.replace(r, fights=dataclasses.replace(r.fights, games=2, wins=0, losses=2, draws=0,
+                                                              win_rate=0.0, ko_causes={"bair": 1}))
+    m, worst = merge_games([r, other])
+    assert m is not None and m.games == 4 and m.win_rate == 0.5 and worst == 0.0
+    assert m.ko_causes == {"unknown": 2, "bair": 1}
 
 
 def test_ko_cause_names_cover_foxs_attacks():
@@ -119,10 +122,16 @@ def test_the_board_shows_games_under_episode(tmp_path):
 
 
 def test_keep_best_prefers_the_worst_levels_win_rate_then_the_mix():
-    a = {"win_rate": 0.9, "win_rate_worst_level": 0.2, "stocks_taken_per_game": 3.0, "stocks_lost_per_game": 1.0,
-         "untouched_share": 0.0, "untouched_share_worst_level": 0.0, "mean_seconds_to_first_hit": 1.0}
-    b = {**a, "win_rate": 0.5, "win_rate_worst_level": 0.4}
-    c = {**b, "win_rate": 0.6}
+    def check(win_rate: float, worst: float) -> ModelCheck:
+        games = GameFigures(games=10, wins=int(win_rate * 10), losses=0, draws=10 - int(win_rate * 10),
+                            win_rate=win_rate, stocks_taken_per_game=3.0, stocks_lost_per_game=1.0,
+                            damage_dealt_per_game=0.0, damage_taken_per_game=0.0, ko_causes={})
+        r = EvalResult(episodes=10, untouched_share=0.0, episodes_cut=0, mean_seconds_to_first_hit=1.0,
+                       damage_taken=0.0, damage_dealt=0.0, stocks_lost=1.0, stocks_taken=3.0, fights=games,
+                       untouched_share_worst_level=0.0, win_rate_worst_level=worst)
+        return ModelCheck(policy="model", cpu_level=[1, 9], result=r)
+
+    a, b, c = check(0.9, 0.2), check(0.5, 0.4), check(0.6, 0.4)
     assert better((a, b"a"), b, b"b")[1] == b"b"
     assert better((b, b"b"), a, b"a")[1] == b"b"
     assert better((b, b"b"), c, b"c")[1] == b"c"

@@ -141,11 +141,13 @@ def test_evaluation_on_a_mix_reports_every_level_with_equal_counts():
     env, n = make_eval_env(cfg, 15, env_levels(cfg))
     assert n == 16 and env.num_envs == 16
     r = evaluate(env, make_policy("noop", "untouchable"), n, progress=False)
-    assert {k: v["episodes"] for k, v in r["per_level"].items()} == {"1": 8, "9": 8}
-    assert r["per_level"]["9"]["untouched_share"] == 0.0  # noop never lasts a minute against level 9
-    assert r["untouched_share_worst_level"] == min(v["untouched_share"] for v in r["per_level"].values())
-    assert r["untouched_share"] == pytest.approx(sum(v["untouched_share"] for v in r["per_level"].values()) / 2)
-    assert r["per_level"]["1"]["mean_seconds_to_first_hit"] > r["per_level"]["9"]["mean_seconds_to_first_hit"]
+    assert r.per_level is not None
+    assert {k: v.episodes for k, v in r.per_level.items()} == {1: 8, 9: 8}
+    assert r.per_level[9].untouched_share == 0.0  # noop never lasts a minute against level 9
+    assert r.untouched_share_worst_level == min(v.untouched_share for v in r.per_level.values())
+    assert r.untouched_share == pytest.approx(sum(v.untouched_share for v in r.per_level.values()) / 2)
+    assert r.per_level[1].mean_seconds_to_first_hit > r.per_level[9].mean_seconds_to_first_hit
+    assert set(r.to_json()["per_level"]) == {"1", "9"}  # the JSON keys levels as text
 
 
 def test_check_levels_accepts_one_int_or_a_list():

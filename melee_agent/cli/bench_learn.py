@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from melee_agent.cli import flags
+from melee_agent.evaluate import EvalResult
 
 TARGET = 0.95
 LEVELS = tuple(range(1, 10))
@@ -156,7 +157,7 @@ def _deadline(when: float) -> Any:
     return Deadline()
 
 
-def _evaluate_q(q_net: Any, episodes_per_level: int, seed: int) -> dict[str, Any]:
+def _evaluate_q(q_net: Any, episodes_per_level: int, seed: int) -> EvalResult:
     from melee_agent.config import load_config  # noqa: PLC0415
     from melee_agent.envs import make_eval_env  # noqa: PLC0415
     from melee_agent.evaluate import evaluate  # noqa: PLC0415
@@ -167,7 +168,12 @@ def _evaluate_q(q_net: Any, episodes_per_level: int, seed: int) -> dict[str, Any
     @torch.inference_mode()
     def pi(obs: torch.Tensor) -> torch.Tensor:
         return q_net(obs).argmax(1)
-    return evaluate(env, pi, episodes, progress=False)
+    return evaluate(env, pi, episodes, progress=False).with_worst_levels()
+
+
+def _shares(r: EvalResult) -> dict[str, float]:
+    """Each level's untouched share, keyed by the level as text (the report's JSON)."""
+    return {str(lv): v.untouched_share for lv, v in (r.per_level or {}).items()}
 
 
 def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, seed: int,
@@ -205,9 +211,9 @@ def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, 
             if self.trained >= self.next_check or self.trained >= minutes * 60:
                 r = _evaluate_q(model.q_net, check_episodes, seed=12_345)
                 curve.append({"minutes": round(self.trained / 60, 2), "steps": int(self.num_timesteps),
-                              "untouched_share": r["untouched_share"],
-                              "untouched_share_worst_level": r["untouched_share_worst_level"],
-                              "per_level": {k: v["untouched_share"] for k, v in r["per_level"].items()}})
+                              "untouched_share": r.untouched_share,
+                              "untouched_share_worst_level": r.untouched_share_worst_level,
+                              "per_level": _shares(r)})
                 self.next_check += eval_every * 60
                 self.mark = time.monotonic()  # the check's time is not training time
             return self.trained < minutes * 60
@@ -216,8 +222,7 @@ def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, 
     final = _evaluate_q(model.q_net, final_episodes, seed=777)
     return {"curve": curve, "minutes_to_target": first_at_target(curve), "steps": int(model.num_timesteps),
             "total_timesteps_planned": total,
-            "final_per_level": {k: v["untouched_share"] for k, v in final["per_level"].items()},
-            "final_worst_level": final["untouched_share_worst_level"]}
+            "final_per_level": _shares(final), "final_worst_level": final.untouched_share_worst_level}
 
 
 def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: Path) -> dict[str, Any]:
@@ -225,13 +230,15 @@ def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: P
     from melee_agent.training import TrainingRun  # noqa: PLC0415
 
     cfg = load_config("default", [f"train.eval_every_minutes={eval_every}", f"train.eval_episodes={final_episodes}"])
-    r = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, progress=False).run()
-    curve = [{"minutes": p["minutes"], "steps": p.get("train_step"), "untouched_share": p["untouched_share"],
-              "untouched_share_worst_level": p["untouched_share_worst_level"],
-              "per_level": {k: v["untouched_share"] for k, v in p.get("per_level", {}).items()}} for p in r["curve"]]
+    report = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, progress=False).run()  # eval.json's document
+    points = [(p["minutes"], p.get("train_step"), EvalResult.from_json(p, "eval.json curve point"))
+              for p in report["curve"]]
+    curve = [{"minutes": m, "steps": step, "untouched_share": e.untouched_share,
+              "untouched_share_worst_level": e.untouched_share_worst_level, "per_level": _shares(e)}
+             for m, step, e in points]
+    r = EvalResult.from_json(report, "eval.json")
     return {"curve": curve, "minutes_to_target": first_at_target(curve[1:]),  # the first point is the untrained net
-            "final_per_level": {k: v["untouched_share"] for k, v in r["per_level"].items()},
-            "final_worst_level": r["untouched_share_worst_level"], "run_dir": str(run_dir)}
+            "final_per_level": _shares(r), "final_worst_level": r.untouched_share_worst_level, "run_dir": str(run_dir)}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from melee_agent.config import Config, default_run_dir, env_levels
 from melee_agent.files import atomic_write_json
 from melee_agent.envs import ENVS, make_env, make_eval_env
-from melee_agent.evaluate import evaluate, merge_games
+from melee_agent.evaluate import EvalResult, evaluate, merge_games
 from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
 from melee_agent.cli.common import add_common, config_from_args
@@ -26,6 +27,26 @@ from melee_agent.cli import flags
 
 METRICS = ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "damage_dealt", "stocks_lost",
            "stocks_taken")
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    """One level's evaluation: a row of the table and of ``--json``'s ``levels``."""
+
+    policy: str
+    """The policy evaluated (``--policy``)."""
+    env: str
+    """The environment (``arena``, ``dolphin``)."""
+    cpu_level: int
+    """The CPU level played."""
+    result: EvalResult
+    """The figures."""
+    seconds: float
+    """Wall seconds the evaluation took (shared by levels played side by side)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"policy": self.policy, "env": self.env, "cpu_level": self.cpu_level, **self.result.to_json(),
+                "seconds": self.seconds}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,8 +87,8 @@ def parse_levels(text: str | None, default: tuple[int, ...]) -> list[int]:
 
 
 def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: int, envs: int | None = None,
-                    device: str = "cpu", seed: int = 1, progress: bool = True) -> list[dict[str, Any]]:
-    """Evaluate one policy at each level; returns one result dict per level (docs/design.md keys).
+                    device: str = "cpu", seed: int = 1, progress: bool = True) -> list[LevelRow]:
+    """Evaluate one policy at each level; returns one row per level (its ``to_json``: docs/design.md keys).
 
     On the arena, several levels play side by side in one spread arena (environment ``i`` plays
     ``levels[i % K]``, one episode each; ``envs`` is ignored); Dolphin plays them one after another.
@@ -80,8 +101,8 @@ def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: 
         t0 = time.perf_counter()
         r = evaluate(env, policy, n, progress=progress, desc=f"levels {levels[0]}-{levels[-1]}")
         seconds = round(time.perf_counter() - t0, 2)
-        return [{"policy": policy_spec, "env": cfg.env.env, "cpu_level": lv, **r["per_level"][str(lv)],
-                 "seconds": seconds} for lv in levels]
+        per = r.per_level or {levels[0]: r}
+        return [LevelRow(policy_spec, cfg.env.env, lv, per[lv], seconds) for lv in levels]
     n_envs = 1 if cfg.env.env == "dolphin" else (envs or min(episodes, 256))
     results = []
     for level in levels:
@@ -91,34 +112,36 @@ def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: 
             r = evaluate(env, policy, episodes, progress=progress, desc=f"level {level}")
         finally:
             env.close()
-        results.append({"policy": policy_spec, "env": cfg.env.env, "cpu_level": level, **r,
-                        "seconds": round(time.perf_counter() - t0, 2)})
+        results.append(LevelRow(policy_spec, cfg.env.env, level, r, round(time.perf_counter() - t0, 2)))
     return results
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
-    if rows and all("games" in r for r in rows):
+def format_table(rows: list[LevelRow]) -> str:
+    if rows and all(r.result.fights is not None for r in rows):
         return format_games(rows)
     head = f"{'level':>5}  {'episodes':>8}  {'untouched':>9}  {'s to hit':>8}  {'dmg taken':>9}  " \
            f"{'dmg dealt':>9}  {'stocks lost':>11}  {'stocks taken':>12}"
     lines = [head, "-" * len(head)]
-    for r in rows:
-        lines.append(f"{r['cpu_level']:>5}  {r['episodes']:>8}  {r['untouched_share']:>8.1%}  "
-                     f"{r['mean_seconds_to_first_hit']:>8.2f}  {r['damage_taken']:>9.1f}  {r['damage_dealt']:>9.1f}  "
-                     f"{r['stocks_lost']:>11.2f}  {r['stocks_taken']:>12.2f}")
+    for row in rows:
+        r = row.result
+        lines.append(f"{row.cpu_level:>5}  {r.episodes:>8}  {r.untouched_share:>8.1%}  "
+                     f"{r.mean_seconds_to_first_hit:>8.2f}  {r.damage_taken:>9.1f}  {r.damage_dealt:>9.1f}  "
+                     f"{r.stocks_lost:>11.2f}  {r.stocks_taken:>12.2f}")
     return "\n".join(lines)
 
 
-def format_games(rows: list[dict[str, Any]]) -> str:
+def format_games(rows: list[LevelRow]) -> str:
     """A fight's table: one row per level, its games, win rate and stocks and damage per game."""
     head = f"{'level':>5}  {'games':>6}  {'win rate':>8}  {'W-L-D':>11}  {'stocks taken':>12}  {'stocks lost':>11}  " \
            f"{'dmg dealt':>9}  {'dmg taken':>9}"
     lines = [head, "-" * len(head)]
-    for r in rows:
-        wld = f"{r['wins']}-{r['losses']}-{r['draws']}"
-        lines.append(f"{r['cpu_level']:>5}  {r['games']:>6}  {r['win_rate']:>7.1%}  {wld:>11}  "
-                     f"{r['stocks_taken_per_game']:>12.2f}  {r['stocks_lost_per_game']:>11.2f}  "
-                     f"{r['damage_dealt_per_game']:>9.1f}  {r['damage_taken_per_game']:>9.1f}")
+    for row in rows:
+        g = row.result.fights
+        assert g is not None  # format_table sends only fights here
+        wld = f"{g.wins}-{g.losses}-{g.draws}"
+        lines.append(f"{row.cpu_level:>5}  {g.games:>6}  {g.win_rate:>7.1%}  {wld:>11}  "
+                     f"{g.stocks_taken_per_game:>12.2f}  {g.stocks_lost_per_game:>11.2f}  "
+                     f"{g.damage_dealt_per_game:>9.1f}  {g.damage_taken_per_game:>9.1f}")
     return "\n".join(lines)
 
 
@@ -139,18 +162,23 @@ def run(args: argparse.Namespace) -> int:
     what = "whole games (4 stocks, 8:00)" if cfg.env.game == "fight" else "one-minute episodes"
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
     print(format_table(rows))
+    docs = [r.to_json() for r in rows]
     if len(rows) == 1:
-        out: dict[str, Any] = rows[0]
+        out: dict[str, Any] = docs[0]
     else:
-        n = sum(r["episodes"] for r in rows)
+        results = [r.result for r in rows]
+        n = sum(r.episodes for r in results)
+        games, worst_win_rate = merge_games(results)
         out = {"policy": args.policy, "env": cfg.env.env, "cpu_level": levels, "episodes": n,
-               **{k: sum(r[k] * r["episodes"] for r in rows) / n for k in METRICS},
-               "episodes_cut": sum(r["episodes_cut"] for r in rows), "levels": rows,
-               "per_level": {str(r["cpu_level"]): r for r in rows},
-               "untouched_share_worst_level": min(r["untouched_share"] for r in rows), **merge_games(rows)}
+               **{k: sum(getattr(r, k) * r.episodes for r in results) / n for k in METRICS},
+               "episodes_cut": sum(r.episodes_cut for r in results), "levels": docs,
+               "per_level": {str(row.cpu_level): d for row, d in zip(rows, docs)},
+               "untouched_share_worst_level": min(r.untouched_share for r in results),
+               **(games.to_json() if games is not None else {}),
+               **({"win_rate_worst_level": worst_win_rate} if worst_win_rate is not None else {})}
     if len(rows) > 1:
         plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else "eval-levels.png")
-        per_level_bars(rows, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level", plot)
+        per_level_bars(docs, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level", plot)
         out["plot"] = plot
         print(f"plot written to {plot}")
     if replays is not None:
