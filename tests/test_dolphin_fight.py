@@ -232,6 +232,7 @@ def _standin(tmp_path: Path, replay: str) -> tuple[Path, Path]:
     return exe, exe.parent / "melee.iso"
 
 
+@pytest.mark.slow
 def test_dolphin_fight_eval_cli_against_the_standin_counts_the_game_as_the_replay_ends(tmp_path):
     states = read_gamestates(replay_path(WHOLE_GAME))
     exe, iso = _standin(tmp_path, WHOLE_GAME)
@@ -323,6 +324,7 @@ def test_dolphin_standin_streams_an_older_replay_as_today_s_dolphin_does(tmp_pat
             assert (pa.position.x, pa.position.y) == (pb.position.x, pb.position.y)
 
 
+@pytest.mark.slow
 def test_dolphin_fight_in_a_game_without_four_stocks_each_stops_with_what_to_set(tmp_path):
     # Melee's rules are the user's (the worker drives the character and stage screens, never the
     # rules menu): a fight whose game starts with other stocks (peppi_v3.13: one each) stops at once.

@@ -213,6 +213,7 @@ def test_dolphin_a_human_cpu_port_at_level_1_is_switched_to_a_cpu(tmp_path):
         env.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["exit", "hang"])
 def test_dolphin_crash_or_hang_in_game_is_restarted_and_play_goes_on(tmp_path, kind):
     exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": kind, "game": 1, "frame": 60}])
@@ -231,6 +232,7 @@ def test_dolphin_crash_or_hang_in_game_is_restarted_and_play_goes_on(tmp_path, k
         env.close()
 
 
+@pytest.mark.slow
 def test_dolphin_stall_in_the_menus_is_restarted(tmp_path):
     exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "menu_stall", "game": 1}])
     cfg.menu_timeout_s = 2
@@ -291,6 +293,7 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                           cwd=REPO, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_dolphin_eval_cli_against_the_standin_reports_the_design_json_and_saves_replays(tmp_path):
     exe, cfg = standin(tmp_path, frames_limit=300, freeze_frames=10)
     out, run = tmp_path / "eval.json", tmp_path / "run"
@@ -402,6 +405,7 @@ needs_xvfb = pytest.mark.skipif(__import__("shutil").which("Xvfb") is None,
                                 reason="Xvfb is not installed (apt-get install xvfb)")
 
 
+@pytest.mark.slow
 @needs_xvfb
 @pytest.mark.parametrize("build", ["ishiiruka", "mainline-qt"])
 def test_dolphin_a_build_that_needs_a_display_gets_its_own_xvfb_restarted_and_stopped_with_it(
@@ -427,6 +431,7 @@ def test_dolphin_a_build_that_needs_a_display_gets_its_own_xvfb_restarted_and_st
     assert xvfb.poll() is not None
 
 
+@pytest.mark.slow
 def test_dolphin_start_up_retries_a_failed_version_check_and_a_dead_stream_worker(tmp_path):
     # The 3rd --version (libmelee's own, inside Console() for the restart) fails as a busy AppImage
     # does: that start is retried instead of ending the worker.
