@@ -30,6 +30,7 @@ from melee_agent.rewards import GAME_FRAMES, GameStateRules, game_result
 from melee_agent.slp import game_ports, read_gamestates
 from tests.conftest import READABLE_REPLAYS, replay_path
 from tests.dolphin_standin.install import events, install_standin
+from tests.episode_ends import record_episode_ends
 from tests.recording_controller import recording_controller
 
 REPO = Path(__file__).resolve().parent.parent
@@ -164,19 +165,10 @@ def test_dolphin_fight_env_plays_a_whole_game_as_one_episode_and_reports_it_as_t
     env, states = file_env(replay_path(WHOLE_GAME))
     a, o = env.rules.agent_port, env.rules.opponent_port
     assert env.action_set.name == "basic" and env.rules.reward == "fight" and env.max_frames == GAME_FRAMES
-    dones = []
-    step = env.step
-
-    def recording_step(actions):
-        out = step(actions)
-        if out[2].item():
-            dones.append(out)
-        return out
-
-    env.step = recording_step  # type: ignore[method-assign]
+    ends = record_episode_ends(env)
     r = evaluate(env, make_policy("noop", "basic"), 1, progress=False).to_json()
-    assert len(dones) == 1
-    obs, reward, _, info = dones[0]
+    assert len(ends) == 1
+    obs, reward, _, info = ends[0]
     assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
     assert info["episode_frame"].item() == len(states) - 1  # every frame of the game after the first
     last = states[-1].players
@@ -266,22 +258,13 @@ def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):
     exe, iso = _standin(tmp_path, "libmelee_test_game_1.slp")
     cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(iso), timeout_s=5, menu_timeout_s=20)
     env = DolphinEnv(cfg, cpu_level=9, game="fight")
-    dones = []
-    step = env.step
-
-    def recording_step(actions):
-        out = step(actions)
-        if out[2].item():
-            dones.append(out[3])
-        return out
-
-    env.step = recording_step  # type: ignore[method-assign]
+    ends = record_episode_ends(env)
     try:
         r = evaluate(env, make_policy("noop", "basic"), 1, progress=False).to_json()
     finally:
         env.close()
     assert any("game 1 over (TIME!)" in e for e in events(exe.parent))
-    info = dones[0]
+    info = ends[0][3]
     assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
     assert env.restarts == 0
     want = replay_result(states, 1, 2)
@@ -356,24 +339,15 @@ def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_coun
     cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=5,
                         menu_timeout_s=20)
     env = DolphinEnv(cfg, cpu_level=9, game="fight")
-    dones = []
-    step = env.step
-
-    def recording_step(actions):
-        out = step(actions)
-        if out[2].item():
-            dones.append(out[3])
-        return out
-
-    env.step = recording_step  # type: ignore[method-assign]
+    ends = record_episode_ends(env)
     try:
         r = evaluate(env, make_policy("noop", "basic"), 2, progress=False).to_json()
     finally:
         env.close()
     log = events(exe.parent)
     assert sum("sudden death over" in e for e in log) >= 1
-    assert len(dones) == 2 and env.restarts == 0
-    for info in dones:
+    assert len(ends) == 2 and env.restarts == 0
+    for *_, info in ends:
         assert info["terminal"].item() and info["game_over"].item() and not info["truncated"].item()
         assert info["agent_stocks"].item() == info["opponent_stocks"].item() == 4
         assert info["agent_percent"].item() == info["opponent_percent"].item() == 0.0

@@ -22,6 +22,7 @@ from melee_agent.config import DolphinConfig
 from melee_agent.dolphin import DolphinEnv, DolphinError, RestartLimiter
 from tests.conftest import replay_path
 from tests.dolphin_standin.install import events, install_standin, launches
+from tests.episode_ends import record_episode_ends
 
 REPO = Path(__file__).resolve().parent.parent
 GAMES = ("slippijs_lCancel.slp", "libmelee_test_game_1.slp", "peppi_v3.13.slp")
@@ -331,20 +332,12 @@ def test_dolphin_sixty_noop_episodes_across_games_that_end_in_the_agents_ko(tmp_
     cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=3,
                         menu_timeout_s=20)
     env = DolphinEnv(cfg, cpu_level=9, max_frames=60)
-    dones: list = []
-    step = env.step
-
-    def recording_step(actions):
-        out = step(actions)
-        if out[2].item():
-            dones.append(out[3])
-        return out
-
-    env.step = recording_step  # type: ignore[method-assign]
+    ends = record_episode_ends(env)
     try:
         r = evaluate(env, make_policy("noop", "untouchable"), 60, progress=False)
     finally:
         env.close()
+    dones = [info for *_, info in ends]
     log = events(exe.parent)
     assert any("over (GAME!)" in e for e in log), "no game ended on the agent's KO"
     assert r.episodes == 60 == len(dones)
