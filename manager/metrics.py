@@ -3,9 +3,9 @@
 Tags: ``loss/`` (td, grad_norm), ``q/mean``, ``replay/`` (size, fill), ``ingest/rows_per_s``,
 ``train/steps_per_s``, ``model/version``, ``workers/`` (active, frames_per_s and the totals of
 :data:`WORKER_COUNTERS`), ``uploads/`` (batches, rows, duplicates refused) and ``episode/``
-(return, length, hits, untouched, and ``untouched_level_N`` per CPU level where workers play a
-level mix; for fights, per game played to its end: ``stocks_taken``, ``stocks_lost``, ``damage_dealt``
-and ``win_rate``) from the statistics workers send with their batches.
+(return and length; for dodging, hits, untouched, and ``untouched_level_N`` per CPU level where
+workers play a level mix; for fights, per game played to its end, ``stocks_taken``, ``stocks_lost``,
+``damage_dealt`` and ``win_rate`` instead) from the statistics workers send with their batches.
 """
 
 from __future__ import annotations
@@ -72,10 +72,11 @@ class Board:
         n = stats.episodes
         if n <= 0:
             return
-        self.scalars({"episode/return": stats.return_sum / n, "episode/length": stats.length_sum / n,
-                      "episode/hits": stats.hits / n, "episode/untouched": stats.untouched / n}, step)
-        self._level_episodes(stats.per_level, step)
-        if stats.games > 0:  # fights: whole games
+        self.scalars({"episode/return": stats.return_sum / n, "episode/length": stats.length_sum / n}, step)
+        if stats.games == 0:  # dodging: the paper's untouched minutes (a game's hits and untouched say nothing)
+            self.scalars({"episode/hits": stats.hits / n, "episode/untouched": stats.untouched / n}, step)
+            self._level_episodes(stats.per_level, step)
+        else:  # fights: whole games
             g = stats.games
             self.scalars({"episode/stocks_taken": stats.stocks_taken / g, "episode/stocks_lost": stats.stocks_lost / g,
                           "episode/damage_dealt": stats.damage_dealt / g, "episode/win_rate": stats.wins / g}, step)

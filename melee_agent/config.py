@@ -81,6 +81,10 @@ class EnvConfig:
     # Arena only: torch.compile the frame (3-9x faster frames; ~1-3 minutes of compiling per
     # batch size on first use, cached on disk after that).
     compile: bool = False
+    # Arena only: torch.compile the evaluation arenas (train's periodic checks and final report, and
+    # `melee-agent eval`) whatever env.compile says for the workers. Whole games are long: compiled, a
+    # fight's final report takes minutes instead of half an hour.
+    compile_eval: bool = False
 
 
 @dataclass
@@ -122,6 +126,8 @@ class TrainConfig:
     # Fights (env.game = "fight") only: the final report plays whole games instead of eval_episodes.
     final_games_per_level: int = 100  # games at each CPU level 1-9, for the model and each baseline
     final_games_level_9: int = 1_000  # more games at level 9, for the model alone (its headline win rate)
+    # Arena only: at most this many evaluation games or episodes play side by side (more wait for a free one).
+    eval_envs: int = 200
 
 
 @dataclass
@@ -292,6 +298,8 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
         dotted, text = item.split("=", 1)
         section, key = dotted.strip().split(".", 1)
         _apply(cfg, section, key.strip(), _parse_value(text.strip()), f"--set {item}")
+    if cfg.train.eval_envs < 1:
+        raise ConfigError(f"train.eval_envs must be at least 1, got {cfg.train.eval_envs}")
     if cfg.env.env == "dolphin":
         check_dolphin_config(cfg.dolphin, str(path) if path is not None else "config")
     return cfg

@@ -6,6 +6,8 @@ Both are a :class:`~melee_agent.vecenv.VecEnv`: ``reset``, ``step``, ``step_asyn
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from melee_agent.config import Config
@@ -43,6 +45,13 @@ def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu",
         return DolphinEnv(cfg.dolphin, cpu_level=level, action_set=cfg.env.action_set, reward=cfg.env.reward,
                           max_frames=cfg.env.max_frames if dodge else None, device=device, game=cfg.env.game)
     raise ValueError(f"unknown env {kind!r}; known: {', '.join(ENVS)}")
+
+
+def eval_config(cfg: Config) -> Config:
+    """The config evaluations play: ``env.compile`` on where ``env.compile_eval`` asks for it."""
+    if cfg.env.compile_eval and not cfg.env.compile:
+        return dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, compile=True))
+    return cfg
 
 
 def make_eval_env(cfg: Config, episodes: int, levels: tuple[int, ...], device: str | torch.device = "cpu",

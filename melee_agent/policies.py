@@ -78,65 +78,116 @@ def dodger_policy(action_set: str, reach: float = 45.0, dash_reach: float = 70.0
     return act
 
 
+#: The action sets the scripted fighter plays.
+FIGHTER_SETS = ("basic", "fight")
+
+
 def fighter_policy(action_set: str) -> Policy:
-    """A scripted Fox for fights (``basic`` actions): it approaches, hits and recovers.
+    """A scripted Fox for fights: it approaches, hits and recovers (``basic`` or ``fight`` actions).
 
     Off stage it double-jumps toward the stage, then up-Bs (the firefox: aimed up from below the
     ledge, sideways from beside it) and drifts in. On stage it dashes at Marth; in reach it shines,
-    dash-attacks, dash-grabs (then throws toward the nearer edge) or down-smashes below 80% and
-    up-smashes from 80% (the ``a_up`` macro after a dash is a smash: the stick moved this frame).
-    It turns to face Marth first and never dashes off the stage.
+    dash-attacks (``basic``; jabs with ``fight``), grabs (then throws forward, up from 100%) or
+    down-smashes below 80% and up-smashes from 80% (out of a dash it stops first: A from a
+    dash is a dash attack). It turns to face Marth first and never dashes off the stage. Both sets
+    play the same plan; ``fight``'s macros are longer (a dash is 9 frames, a firefox its whole charge).
     """
-    from melee_agent.arena.fight.frame import EDGE  # noqa: PLC0415
+    if action_set == "basic":
+        return _basic_fighter()
+    if action_set == "fight":
+        return _fight_fighter()
+    raise ValueError(f"the fighter policy plays the {' or '.join(repr(a) for a in FIGHTER_SETS)} action set, "
+                     f"not {action_set!r}")
 
-    aset = get_action_set(action_set)
-    if action_set != "basic":
-        raise ValueError(f"the fighter policy plays the 'basic' action set, not {action_set!r}")
+
+class _Read:
+    """The fighter's reading of a state batch (raw game units, libmelee's names)."""
+
+    def __init__(self, obs: torch.Tensor):
+        from melee_agent.arena.fight.frame import EDGE  # noqa: PLC0415
+
+        self.ax, self.ay = _raw(obs, "agent_x"), _raw(obs, "agent_y")
+        self.ox, self.oy = _raw(obs, "opponent_x"), _raw(obs, "opponent_y")
+        self.action = torch.round(_raw(obs, "agent_action"))
+        self.jumps = torch.round(_raw(obs, "agent_jumps_left"))
+        self.facing = torch.where(_raw(obs, "agent_facing") > 0.5, 1.0, -1.0)
+        self.opp_pct = _raw(obs, "opponent_percent")
+        self.frame = torch.round(_raw(obs, "agent_action_frame")).long()
+        self.hitstun = _raw(obs, "agent_hitstun") > 0
+        self.dx = self.ox - self.ax
+        self.dirx = torch.where(self.dx > 0, 1.0, -1.0)
+        self.off = (self.ax.abs() > EDGE) | (self.ay < -5.0)
+        self.helpless = (self.action == Action.DEAD_FALL.value) | (self.action == 355) | (self.action == 356)
+        self.charging = (self.action == Action.SWORD_DANCE_3_MID.value) | (self.action == Action.SWORD_DANCE_3_LOW.value)
+        self.in_reach = (self.dx.abs() < 22.0) & ((self.oy - self.ay).abs() < 20.0)
+        self.near_edge = (self.ax * self.dirx > 0) & (self.ax.abs() > EDGE - 12.0)
+        self.facing_ok = self.facing == self.dirx
+        self.holding = self.action == Action.GRAB_WAIT.value
+        self.dashing = (self.action == Action.DASHING.value) | (self.action == Action.RUNNING.value)
+        self.mix = (self.frame + self.opp_pct.long()) % 4  # varies the close-range attack
+
+    def left_right(self, cond: torch.Tensor, left: int, right: int) -> torch.Tensor:
+        return torch.where(cond, left, right)
+
+
+def _basic_fighter() -> Policy:
+    aset = get_action_set("basic")
     idx = {name: aset.index(name) for name in aset.names}
 
     def act(obs: torch.Tensor) -> torch.Tensor:
-        ax, ay = _raw(obs, "agent_x"), _raw(obs, "agent_y")
-        ox, oy = _raw(obs, "opponent_x"), _raw(obs, "opponent_y")
-        action = torch.round(_raw(obs, "agent_action"))
-        jumps = torch.round(_raw(obs, "agent_jumps_left"))
-        facing = torch.where(_raw(obs, "agent_facing") > 0.5, 1.0, -1.0)
-        opp_pct = _raw(obs, "opponent_percent")
-        frame = torch.round(_raw(obs, "agent_action_frame")).long()
-        toward_stage = torch.where(ax > 0, idx["none_left"], idx["none_right"])
-        jump_in = torch.where(ax > 0, idx["y_left"], idx["y_right"])
-        dx = ox - ax
-        to_opp = torch.where(dx > 0, idx["none_right"], idx["none_left"])
-        dirx = torch.where(dx > 0, 1.0, -1.0)
-        # --- off stage: jump, firefox, drift in ---
-        off = (ax.abs() > EDGE) | (ay < -5.0)
-        charging = (action == Action.SWORD_DANCE_3_MID.value) | (action == Action.SWORD_DANCE_3_LOW.value)  # 353/354
-        helpless = (action == Action.DEAD_FALL.value) | (action == 355) | (action == 356)
-        aim = torch.where(ay < -20.0, idx["none_up"], toward_stage)
-        recover = torch.where(charging, aim, torch.where(
-            jumps > 0, jump_in, torch.where(helpless, toward_stage, idx["b_up"])))
-        recover = torch.where(~charging & (jumps > 0) & (ay > 20.0), toward_stage, recover)
+        r = _Read(obs)
+        toward_stage = r.left_right(r.ax > 0, idx["none_left"], idx["none_right"])
+        jump_in = r.left_right(r.ax > 0, idx["y_left"], idx["y_right"])
+        to_opp = r.left_right(r.dx <= 0, idx["none_left"], idx["none_right"])
+        # --- off stage: jump, firefox (aimed while it charges), drift in ---
+        aim = torch.where(r.ay < -20.0, idx["none_up"], toward_stage)
+        recover = torch.where(r.charging, aim, torch.where(
+            r.jumps > 0, jump_in, torch.where(r.helpless, toward_stage, idx["b_up"])))
+        recover = torch.where(~r.charging & (r.jumps > 0) & (r.ay > 20.0), toward_stage, recover)
         # In hitstun it only DIs toward the stage (holding Y through it would leave no fresh press for the jump).
-        recover = torch.where(_raw(obs, "agent_hitstun") > 0, toward_stage, recover)
+        recover = torch.where(r.hitstun, toward_stage, recover)
         # --- on stage ---
-        dist = dx.abs()
-        near_edge = (ax * dirx > 0) & (ax.abs() > EDGE - 12.0)
-        holding = action == Action.GRAB_WAIT.value
-        throw = torch.where(ax > 0, torch.where(facing > 0, idx["none_right"], idx["none_left"]),
-                            torch.where(facing > 0, idx["none_right"], idx["none_left"]))
-        throw = torch.where(opp_pct > 100, idx["none_up"], throw)
-        mix = (frame + opp_pct.long()) % 4
-        close = torch.where(mix == 0, idx["b_down"], torch.where(mix == 1, idx["z_neutral"], torch.where(
-            mix == 2, idx["a_neutral"], idx["a_down"])))
-        close = torch.where(opp_pct >= 80.0, idx["a_up"], close)
-        facing_ok = facing == dirx
-        in_reach = (dist < 22.0) & ((oy - ay).abs() < 20.0)
-        ground = torch.where(in_reach & facing_ok, close, torch.where(
-            in_reach, to_opp, torch.where(near_edge, idx["a_down"], to_opp)))
+        throw = r.left_right(r.facing < 0, idx["none_left"], idx["none_right"])
+        throw = torch.where(r.opp_pct > 100, idx["none_up"], throw)
+        close = torch.where(r.mix == 0, idx["b_down"], torch.where(r.mix == 1, idx["z_neutral"], torch.where(
+            r.mix == 2, idx["a_neutral"], idx["a_down"])))
+        close = torch.where(r.opp_pct >= 80.0, idx["a_up"], close)
+        ground = torch.where(r.in_reach & r.facing_ok, close, torch.where(
+            r.in_reach, to_opp, torch.where(r.near_edge, idx["a_down"], to_opp)))
         # A from a dash is a dash attack: to smash, it stops first (one neutral macro).
-        dashing = (action == Action.DASHING.value) | (action == Action.RUNNING.value)
-        ground = torch.where(in_reach & facing_ok & dashing & (opp_pct >= 80.0), idx["none_neutral"], ground)
-        ground = torch.where(holding, throw, ground)
-        return torch.where(off, recover, ground).long()
+        ground = torch.where(r.in_reach & r.facing_ok & r.dashing & (r.opp_pct >= 80.0), idx["none_neutral"], ground)
+        ground = torch.where(r.holding, throw, ground)
+        return torch.where(r.off, recover, ground).long()
+
+    return act
+
+
+def _fight_fighter() -> Policy:
+    aset = get_action_set("fight")
+    idx = {name: aset.index(name) for name in aset.names}
+
+    def act(obs: torch.Tensor) -> torch.Tensor:
+        r = _Read(obs)
+        drift_in = r.left_right(r.ax > 0, idx["dash_left"], idx["dash_right"])  # full stick: full drift
+        jump_in = r.left_right(r.ax > 0, idx["double_jump_left"], idx["double_jump_right"])
+        to_opp = r.left_right(r.dx <= 0, idx["dash_left"], idx["dash_right"])
+        turn_and_tilt = r.left_right(r.dx <= 0, idx["ftilt_left"], idx["ftilt_right"])  # turns Fox first
+        # --- off stage: jump, firefox (the macro holds its aim through the charge), drift in ---
+        up_b = torch.where(r.ay < -20.0, idx["up_b_up"], r.left_right(r.ax > 0, idx["up_b_left"], idx["up_b_right"]))
+        recover = torch.where(r.jumps > 0, jump_in, torch.where(r.helpless, drift_in, up_b))
+        recover = torch.where((r.jumps > 0) & (r.ay > 20.0), drift_in, recover)
+        recover = torch.where(r.hitstun, drift_in, recover)  # DI toward the stage
+        # --- on stage ---
+        throw = r.left_right(r.facing < 0, idx["throw_left"], idx["throw_right"])  # a forward throw
+        throw = torch.where(r.opp_pct > 100, idx["throw_up"], throw)
+        close = torch.where(r.mix == 0, idx["shine"], torch.where(r.mix == 1, idx["grab"], torch.where(
+            r.mix == 2, idx["jab"], idx["dsmash"])))
+        close = torch.where(r.opp_pct >= 80.0, idx["usmash"], close)
+        ground = torch.where(r.in_reach & r.facing_ok, close, torch.where(
+            r.in_reach, turn_and_tilt, torch.where(r.near_edge, idx["dsmash"], to_opp)))
+        ground = torch.where(r.in_reach & r.facing_ok & r.dashing & (r.opp_pct >= 80.0), idx["noop"], ground)
+        ground = torch.where(r.holding, throw, ground)
+        return torch.where(r.off, recover, ground).long()
 
     return act
 

@@ -15,8 +15,8 @@ the win rate (``eval/win_rate``, ``eval/win_rate_worst_level``, ``eval/win_rate_
 model is the one with the best worst level's win rate, then the best win rate over the mix; the final
 report plays ``train.final_games_per_level`` games at each level 1-9 plus ``train.final_games_level_9``
 more at level 9 (``level_9`` in eval.json), with the baselines noop, random, dodger and fighter beside
-it at each level (fighter plays the ``basic`` action set: it is scripted for that set; the report
-says so), and the learning curve plots the win rate.
+it at each level (fighter is scripted for the ``basic`` and ``fight`` action sets; with another set
+it plays ``basic`` and the report says so), and the learning curve plots the win rate.
 
 The child processes read the resolved config from ``RUN_DIR/config.toml``, so a config built
 in Python trains exactly as written.
@@ -49,9 +49,9 @@ if TYPE_CHECKING:
     from melee_agent.evaluate import EvalResult
 
 BASELINES = ("noop", "random")
-#: Fights' baselines; ``fighter`` is scripted for the ``basic`` action set and plays that one.
+#: Fights' baselines. ``fighter`` is scripted for the ``basic`` and ``fight`` action sets; with any other
+#: set, it plays ``basic`` (:func:`scripted_action_set`).
 FIGHT_BASELINES = ("noop", "random", "dodger", "fighter")
-SCRIPTED_ACTION_SETS = {"fighter": "basic"}
 #: The final report plays every level, whatever the run trained against.
 REPORT_LEVELS = tuple(range(1, 10))
 
@@ -103,7 +103,7 @@ class Evaluations:
         to the curve."""
         import torch  # noqa: PLC0415
 
-        from melee_agent.envs import make_eval_env  # noqa: PLC0415
+        from melee_agent.envs import eval_config, make_eval_env  # noqa: PLC0415
         from melee_agent.evaluate import evaluate  # noqa: PLC0415
         from melee_agent.model import model_from_bytes  # noqa: PLC0415
         from melee_agent.policies import make_policy  # noqa: PLC0415
@@ -112,7 +112,9 @@ class Evaluations:
         if action_set is not None and action_set != cfg.env.action_set:
             cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, action_set=action_set))
         levels = levels or env_levels(cfg)
-        env, episodes = make_eval_env(cfg, episodes, levels, device=self.device, seed=seed, max_envs=200)
+        cfg = eval_config(cfg)
+        env, episodes = make_eval_env(cfg, episodes, levels, device=self.device, seed=seed,
+                                      max_envs=cfg.train.eval_envs)
         if policy == "model":
             model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=self.device)
 
@@ -152,6 +154,15 @@ class Evaluations:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def scripted_action_set(policy: str, action_set: str) -> str | None:
+    """The action set a scripted baseline plays instead of the run's ``action_set`` (``None``: the run's)."""
+    from melee_agent.policies import FIGHTER_SETS  # noqa: PLC0415
+
+    if policy == "fighter" and action_set not in FIGHTER_SETS:
+        return "basic"
+    return None
 
 
 def better(best: tuple[ModelCheck, bytes] | None, r: ModelCheck, data: bytes) -> tuple[ModelCheck, bytes]:
@@ -342,12 +353,12 @@ class TrainingRun:
         per = n * len(REPORT_LEVELS)
         r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
         level_9 = evals.run(chosen_data, n9, minutes, steps, seed=999, record=False, levels=(9,)) if n9 > 0 else None
-        baselines = {p: evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS,
-                                  action_set=SCRIPTED_ACTION_SETS.get(p)) for p in FIGHT_BASELINES}
-        for p, a in SCRIPTED_ACTION_SETS.items():
-            if p in baselines and a != cfg.env.action_set:
-                baselines[p] = dataclasses.replace(
-                    baselines[p], note=f"scripted for the {a!r} action set: played with it, not {cfg.env.action_set!r}")
+        baselines = {}
+        for p in FIGHT_BASELINES:
+            a = scripted_action_set(p, cfg.env.action_set)
+            b = evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS, action_set=a)
+            baselines[p] = b if a is None else dataclasses.replace(
+                b, note=f"scripted for the {a!r} action set: played with it, not {cfg.env.action_set!r}")
         curve = [p.to_json() for p in evals.points]
         final = {**r.to_json(), "level_9": level_9.to_json() if level_9 is not None else None,
                  "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir), "curve": curve,

@@ -17,6 +17,8 @@ __all__ = ["AGENT", "CPU", "EDGE", "fight", "place", "pad", "frames", "slot_of"]
 
 
 def fight(n: int = 1, level: int = 9, **kw) -> Arena:
+    """A fight arena, reset; with the ``basic`` action set unless ``action_set`` says otherwise."""
+    kw.setdefault("action_set", "basic")
     env = Arena(n, cpu_level=level, seed=0, game="fight", **kw)
     env.reset()
     return env

@@ -43,7 +43,7 @@ def test_the_documented_level_table_is_the_one_played():
 
 
 def _play(compile: bool) -> list[tuple[torch.Tensor, ...]]:
-    env = Arena(16, cpu_level=[1, 5, 9], seed=3, game="fight", compile=compile)
+    env = Arena(16, cpu_level=[1, 5, 9], seed=3, game="fight", action_set="basic", compile=compile)
     env.reset()
     gen = torch.Generator().manual_seed(1)
     out = []

@@ -16,6 +16,7 @@ FALLING = float(Action.FALLING.value)
 
 
 def fight(num_envs: int = 1, **kw) -> Arena:
+    kw.setdefault("action_set", "basic")
     env = Arena(num_envs, cpu_level=1, seed=0, game="fight", **kw)
     env.reset()
     env.state = with_game(env.state, cpu_cooldown=1e9)  # the CPU never attacks unless a test wants it
@@ -121,7 +122,7 @@ def test_input_delay_reaches_the_game_that_many_frames_later(delay):
 @pytest.mark.slow
 def test_one_environment_and_1024_play_the_same_fight():
     def play(n: int) -> list[torch.Tensor]:
-        env = Arena(n, cpu_level=9, seed=5, game="fight", delay_frames=18)
+        env = Arena(n, cpu_level=9, seed=5, game="fight", action_set="basic", delay_frames=18)
         out = [env.reset()[0]]
         gen = torch.Generator().manual_seed(2)
         for _ in range(60):

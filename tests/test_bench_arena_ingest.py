@@ -27,10 +27,13 @@ def test_bench_arena_quick(tmp_path):
     loops = {(x["envs"], x["loop"]) for x in r["results"]}
     assert loops == {(b, k) for b in (1, 64) for k in ("noop", "random", "dqn")}
     assert all(x["frames_per_s"] > 0 for x in r["results"])
-    assert r["compiled"] is False
+    assert r["compiled"] is False and r["action_set"] == "untouchable"  # the dodging game's own set
+    assert all(x["frames_per_decision"] == 1.0 for x in r["results"] if x["loop"] == "noop")  # its noop: one frame
     assert all(1.0 <= x["frames_per_decision"] <= 32 for x in r["results"] if x["loop"] != "noop")
     assert set(r["targets"]) == {"noop_frames_per_s_at_4096", "dqn_frames_per_s_best"}
-    assert "frames per second" in proc.stdout
+    assert "frames per second" in proc.stdout and "actions untouchable (noop: 1 frame)" in proc.stdout
+    bad = _bench("arena", out, "--eager", "--action-set", "nosuch")
+    assert bad.returncode != 0 and "--action-set" in bad.stderr and "nosuch" in bad.stderr
 
 
 @pytest.mark.slow

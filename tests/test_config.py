@@ -39,3 +39,26 @@ def test_every_shipped_config_loads() -> None:
         assert load_config(name).name == name
     gpu = load_config("gpu")
     assert gpu.learner.cuda_graph and gpu.env.compile and gpu.worker.envs == 1_024
+
+
+def test_an_evaluation_needs_at_least_one_environment():
+    assert load_config("fight", ["train.eval_envs=1"]).train.eval_envs == 1
+    with pytest.raises(ConfigError, match="train.eval_envs must be at least 1, got 0"):
+        load_config("default", ["train.eval_envs=0"])
+
+
+def test_the_delayed_fight_config_is_the_fight_config_with_18_frames_of_delay():
+    fight, d18 = load_config("fight"), load_config("fight-d18")
+    assert d18.env.delay_frames == 18 and fight.env.delay_frames == 0
+    d18.env.delay_frames, d18.name = 0, "fight"
+    assert d18 == fight
+
+
+def test_fight_evaluations_play_compiled_and_the_workers_do_not():
+    from melee_agent.envs import eval_config
+
+    fight = load_config("fight")
+    assert fight.env.compile_eval and not fight.env.compile and eval_config(fight).env.compile
+    assert not fight.env.compile  # the config itself is left as it was
+    default = load_config("default")
+    assert eval_config(default) is default

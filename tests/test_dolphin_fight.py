@@ -164,9 +164,9 @@ def test_dolphin_fight_clock_counts_from_go_and_ends_the_game():
 def test_dolphin_fight_env_plays_a_whole_game_as_one_episode_and_reports_it_as_the_arena_does():
     env, states = file_env(replay_path(WHOLE_GAME))
     a, o = env.rules.agent_port, env.rules.opponent_port
-    assert env.action_set.name == "basic" and env.rules.reward == "fight" and env.max_frames == GAME_FRAMES
+    assert env.action_set.name == "fight" and env.rules.reward == "fight" and env.max_frames == GAME_FRAMES
     ends = record_episode_ends(env)
-    r = evaluate(env, make_policy("noop", "basic"), 1, progress=False).to_json()
+    r = evaluate(env, make_policy("noop", "fight"), 1, progress=False).to_json()
     assert len(ends) == 1
     obs, reward, _, info = ends[0]
     assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
@@ -189,7 +189,8 @@ def test_dolphin_fight_env_plays_a_whole_game_as_one_episode_and_reports_it_as_t
 
 
 def test_dolphin_fight_env_ends_the_game_on_the_clock_and_goes_on_in_the_next_one():
-    env, states = file_env(replay_path("libmelee_test_game_1.slp"), max_frames=300)
+    # basic's noop holds 3 frames: the step after the restart plays 3 of the next game's frames.
+    env, states = file_env(replay_path("libmelee_test_game_1.slp"), max_frames=300, action_set="basic")
     a, o = env.rules.agent_port, env.rules.opponent_port
     env.reset()
     steps = []

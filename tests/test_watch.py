@@ -170,6 +170,9 @@ def test_a_fight_is_drawn_as_a_whole_game_and_an_unknown_game_is_refused(tmp_pat
     out = tmp_path / "fight.gif"
     rc, _ = _run(capsys, "--out", str(out), "--policy", "noop", "--game", "fight", "--seconds", "0.5", "--fps", "10")
     assert rc == 0 and Image.open(out).n_frames == 5  # a fight is not over at the first hit
+    # The scripted fighter plays the fight's own action set, whatever game the config is for.
+    rc, _ = _run(capsys, "--out", str(out), "--policy", "fighter", "--game", "fight", "--seconds", "0.5", "--fps", "10")
+    assert rc == 0 and Image.open(out).n_frames == 5
     rc, err = _run(capsys, "--out", str(tmp_path / "x.gif"), "--game", "brawl")
     assert rc == 2 and "--game 'brawl'" in err and "unknown game" in err
 

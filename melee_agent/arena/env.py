@@ -42,8 +42,7 @@ from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
 from melee_agent.arena.fight.frame import FightConsts
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
-from melee_agent.arena.games import GAMES, MAX_DELAY, check_game
-from melee_agent.rewards import check_reward
+from melee_agent.arena.games import MAX_DELAY, resolve
 from melee_agent.vecenv import StepResult, step_info
 
 
@@ -54,15 +53,9 @@ class Arena:
                  spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
-        self.game = check_game(game)
-        rules = GAMES[self.game]
-        action_set = rules.action_set if action_set is None else action_set
-        reward = check_reward(rules.reward if reward is None else reward)
-        if reward not in rules.rewards:
-            raise ValueError(f"reward {reward!r} does not fit game {game!r}; it takes {', '.join(rules.rewards)}")
-        max_frames = rules.max_frames if max_frames is None else int(max_frames)
-        if max_frames <= 0:
-            raise ValueError(f"max_frames must be positive, got {max_frames}")
+        setup = resolve(game, action_set, reward, max_frames)
+        self.game, rules, action_set, reward, max_frames = (setup.game, setup.rules, setup.action_set, setup.reward,
+                                                            setup.max_frames)
         if isinstance(delay_frames, bool) or not isinstance(delay_frames, int) or not 0 <= delay_frames <= MAX_DELAY:
             raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
         self.delay_frames = delay_frames

@@ -8,15 +8,15 @@ terminal when a player has no stock left or when time runs out (see
 
 Example::
 
-    >>> GAMES["fight"].max_frames, GAMES["fight"].timed, GAMES["dodge"].reward
-    (28800, True, 'untouchable')
+    >>> GAMES["fight"].max_frames, GAMES["fight"].timed, GAMES["fight"].action_set, GAMES["dodge"].reward
+    (28800, True, 'fight', 'untouchable')
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from melee_agent.rewards import GAME_FRAMES, MAX_FRAMES
+from melee_agent.rewards import GAME_FRAMES, MAX_FRAMES, check_reward
 
 #: The longest input delay the arena takes, in frames (the Computer Melee Championship plays 18 and 21).
 MAX_DELAY = 60
@@ -35,8 +35,7 @@ class GameRules:
 
 GAMES = {
     "dodge": GameRules("untouchable", "untouchable", ("untouchable", "damage"), MAX_FRAMES, timed=False),
-    # The `fight` action set comes with fight training (issue 23); until then fights play `basic`.
-    "fight": GameRules("basic", "fight", ("fight", "damage"), GAME_FRAMES, timed=True),
+    "fight": GameRules("fight", "fight", ("fight", "damage"), GAME_FRAMES, timed=True),
 }
 
 
@@ -44,3 +43,34 @@ def check_game(name: str) -> str:
     if name not in GAMES:
         raise ValueError(f"unknown game {name!r}; known: {', '.join(GAMES)}")
     return name
+
+
+@dataclass(frozen=True)
+class GameSetup:
+    """A game's settings as an environment plays them: the defaults filled in, each one checked."""
+
+    game: str
+    rules: GameRules
+    action_set: str
+    reward: str
+    max_frames: int
+
+
+def resolve(game: str, action_set: str | None = None, reward: str | None = None,
+            max_frames: int | None = None) -> GameSetup:
+    """``game``'s setup, ``None`` meaning the game's default; the arena and Dolphin both start from it.
+
+    Raises ``ValueError`` naming an unknown game or reward, a reward that does not fit the game's
+    episodes and a frame limit that is not positive (an unknown action set is refused where it is read).
+
+    >>> resolve("fight").action_set, resolve("dodge", max_frames=600).max_frames
+    ('fight', 600)
+    """
+    rules = GAMES[check_game(game)]
+    reward = check_reward(rules.reward if reward is None else reward)
+    if reward not in rules.rewards:
+        raise ValueError(f"reward {reward!r} does not fit game {game!r}; it takes {', '.join(rules.rewards)}")
+    max_frames = rules.max_frames if max_frames is None else int(max_frames)
+    if max_frames <= 0:
+        raise ValueError(f"max_frames must be positive, got {max_frames}")
+    return GameSetup(game, rules, rules.action_set if action_set is None else action_set, reward, max_frames)

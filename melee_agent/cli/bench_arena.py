@@ -1,7 +1,8 @@
 """`melee-agent bench arena`: game frames per second summed over environments.
 
 Three loops per batch size B, all through ``step_async`` (every environment advances every
-frame): noop actions (a 1-frame macro, so every call is one frame), random actions, and Dueling
+frame): noop actions (a 1-frame macro in the games' own sets, so every call is one frame; ``basic``'s
+noop holds 3 frames), random actions, and Dueling
 DQN action selection (argmax over Q for the environments whose decision is due, as a worker
 does). The simulator runs compiled (``Arena(compile=True)``) unless ``--eager``; compiling
 happens before the clock starts. One Dolphin at full speed plays 60 frames per second.
@@ -30,15 +31,18 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eager", action="store_true", help="run the simulator op by op instead of compiled")
     p.add_argument("--game", default="dodge", choices=("dodge", "fight"), help="the arena's game (default: %(default)s)")
     p.add_argument("--delay", type=flags.nonneg_int, default=0, help="input delay in frames (default: %(default)s)")
+    p.add_argument("--action-set", default=None,
+                   help="the action set played (default: the game's own: untouchable for dodge, fight for fight)")
 
 
 @torch.inference_mode()
 def _measure(B: int, kind: str, seconds: float, device: str, compile: bool, game: str = "dodge",
-             delay: int = 0) -> dict[str, float]:
+             delay: int = 0, action_set: str | None = None) -> dict[str, float]:
     from melee_agent.arena import Arena  # noqa: PLC0415
     from melee_agent.model import DuelingDQN  # noqa: PLC0415
 
-    env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile, game=game, delay_frames=delay)
+    env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile, game=game, delay_frames=delay,
+                action_set=action_set)
     obs = env.reset()
     torch.manual_seed(0)  # the same (untrained) network every run, so runs compare
     model = DuelingDQN(num_actions=env.num_actions).to(device).eval()
@@ -88,9 +92,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if any(b <= 0 for b in sizes):
         raise ValueError(f"--envs must be positive batch sizes, got {envs}")
     compile = not args.eager
-    rows = [_measure(B, kind, seconds, args.device, compile, args.game, args.delay)
+    from melee_agent.actions import get_action_set  # noqa: PLC0415
+    from melee_agent.arena.games import GAMES  # noqa: PLC0415
+
+    action_set = args.action_set or GAMES[args.game].action_set
+    try:
+        noop_frames = len(get_action_set(action_set).actions[get_action_set(action_set).noop_index].frames)
+    except KeyError as e:
+        raise ValueError(f"--action-set: {e.args[0]}") from None
+    rows = [_measure(B, kind, seconds, args.device, compile, args.game, args.delay, action_set)
             for B in sizes for kind in ("noop", "random", "dqn")]
-    print(f"arena game frames per second, summed over environments (game {args.game}, delay {args.delay}, {args.device}, "
+    print(f"arena game frames per second, summed over environments (game {args.game}, actions {action_set} "
+          f"(noop: {noop_frames} frame{'s' if noop_frames > 1 else ''}), delay {args.delay}, {args.device}, "
           f"{'compiled' if compile else 'eager'}, {torch.get_num_threads()} threads; one Dolphin = 60 frames/s)")
     print(f"{'envs':>6}  {'noop':>12}  {'random':>12}  {'dqn':>12}  {'ms/call (noop)':>14}  {'frames/decision (dqn)':>21}")
     by = {(r["envs"], r["loop"]): r for r in rows}
@@ -113,6 +126,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"target {name}: {t['target']:,} -> {'n/a' if m is None else f'{m:,.0f}'} "
               f"({'met' if t['met'] else 'NOT met'})")
     gpu = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else None
-    return {"device": args.device, "gpu": gpu, "torch": torch.__version__, "compiled": compile, "game": args.game, "delay_frames": args.delay, "threads": torch.get_num_threads(), "results": rows,
+    return {"device": args.device, "gpu": gpu, "torch": torch.__version__, "compiled": compile, "game": args.game, "action_set": action_set, "delay_frames": args.delay, "threads": torch.get_num_threads(), "results": rows,
             "targets": targets,
             "best_noop_frames_per_s": best_noop}

@@ -18,7 +18,7 @@ from typing import Any
 
 from melee_agent.config import Config, default_run_dir, env_levels
 from melee_agent.files import atomic_write_json
-from melee_agent.envs import ENVS, make_env, make_eval_env
+from melee_agent.envs import ENVS, eval_config, make_env, make_eval_env
 from melee_agent.evaluate import EvalResult, evaluate, merge_games
 from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
@@ -96,6 +96,7 @@ def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: 
     if episodes <= 0:
         raise ValueError(f"--episodes must be positive, got {episodes}")
     policy = make_policy(policy_spec, cfg.env.action_set, device=device, seed=seed)
+    cfg = eval_config(cfg)
     if cfg.env.env == "arena" and len(levels) > 1:
         env, n = make_eval_env(cfg, episodes * len(levels), tuple(levels), device=device, seed=seed)
         t0 = time.perf_counter()

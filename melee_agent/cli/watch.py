@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from melee_agent.arena import Arena
 from melee_agent.arena.env_state import EnvState
+from melee_agent.arena.games import GAMES
 from melee_agent.arena.tables import Tables
 from melee_agent.config import load_config
 from melee_agent.policies import make_policy
@@ -115,7 +116,7 @@ def build_arena(o: WatchOptions) -> Arena:
     fight = o.game == "fight"
     # A fight is the whole game under its own reward and clock; dodging keeps the config's.
     try:
-        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=None if fight else o.action_set,
+        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set,
                      reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game)
     except ValueError as e:
         raise ValueError(f"--game {o.game!r}: {e}") from None
@@ -187,9 +188,14 @@ def watch(o: WatchOptions) -> WatchResult:
 
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.set)
+    # The policy and the arena play one action set: the config's, or a fight's own where the config is
+    # for another game (a fight model's file must match it: ``--config fight``).
+    same = args.game == cfg.env.game or args.game not in GAMES  # an unknown game is refused by name below
+    action_set, reward = (cfg.env.action_set, cfg.env.reward) if same else (GAMES[args.game].action_set,
+                                                                             GAMES[args.game].reward)
     o = WatchOptions(policy=args.policy, cpu_level=parse_level(args.cpu_level), game=args.game, out=Path(args.out),
                      seconds=args.seconds, fps=args.fps, seed=args.seed, scale=args.scale,
-                     action_set=cfg.env.action_set, reward=cfg.env.reward, max_frames=cfg.env.max_frames,
+                     action_set=action_set, reward=reward, max_frames=cfg.env.max_frames,
                      progress=not args.no_progress and sys.stderr.isatty())
     torch.set_num_threads(1)  # one environment: small ops gain nothing from more threads
     r = watch(o)

@@ -44,7 +44,7 @@ from melee_agent.config import DolphinConfig
 from melee_agent.dolphin.launch import check_paths, free_udp_port, launch_options
 from melee_agent.dolphin.session import Session, start_dolphin
 from melee_agent.dolphin.supervisor import Supervisor
-from melee_agent.rewards import FrameResult, GameStateRules, check_reward
+from melee_agent.rewards import FrameResult, GameStateRules
 from melee_agent.state import encode_gamestate
 from melee_agent.vecenv import StepResult, step_info
 
@@ -60,19 +60,13 @@ class DolphinEnv:
     def __init__(self, cfg: DolphinConfig, cpu_level: int = 9, action_set: str | None = None,
                  reward: str | None = None, max_frames: int | None = None, device: str | torch.device = "cpu",
                  session_factory: Callable[[], Session] | None = None, menus: bool = True, game: str = "dodge"):
-        from melee_agent.arena.games import GAMES, check_game  # noqa: PLC0415 (the games' defaults, as the arena's)
+        from melee_agent.arena.games import resolve  # noqa: PLC0415 (the games' defaults, as the arena's)
 
         if not 1 <= cpu_level <= 9:
             raise ValueError(f"cpu_level must be 1-9, got {cpu_level}")
-        self.game = check_game(game)
-        rules = GAMES[self.game]
-        action_set = rules.action_set if action_set is None else action_set
-        reward = check_reward(rules.reward if reward is None else reward)
-        if reward not in rules.rewards:
-            raise ValueError(f"reward {reward!r} does not fit game {game!r}; it takes {', '.join(rules.rewards)}")
-        max_frames = rules.max_frames if max_frames is None else int(max_frames)
-        if max_frames <= 0:
-            raise ValueError(f"max_frames must be positive, got {max_frames}")
+        setup = resolve(game, action_set, reward, max_frames)
+        self.game, rules, action_set, reward, max_frames = (setup.game, setup.rules, setup.action_set, setup.reward,
+                                                            setup.max_frames)
         self.cfg, self.cpu_level = cfg, cpu_level
         self.device = torch.device(device)
         aset = get_action_set(action_set)
