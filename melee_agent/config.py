@@ -126,6 +126,9 @@ class TrainConfig:
     # Fights (env.game = "fight") only: the final report plays whole games instead of eval_episodes.
     final_games_per_level: int = 100  # games at each CPU level 1-9, for the model and each baseline
     final_games_level_9: int = 1_000  # more games at level 9, for the model alone (its headline win rate)
+    # The final report plays the scripted baselines (noop, random; fights add dodger and fighter) beside
+    # the model. They do not depend on the model: runs compared with each other may leave them out.
+    final_baselines: bool = True
     # Arena only: at most this many evaluation games or episodes play side by side (more wait for a free one).
     eval_envs: int = 200
 

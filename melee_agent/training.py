@@ -316,7 +316,8 @@ class TrainingRun:
                  f"episodes at each CPU level 1-9...")
         per = n * len(REPORT_LEVELS)
         r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
-        baselines = {p: evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS) for p in BASELINES}
+        baselines = {p: evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS)
+                     for p in (BASELINES if cfg.train.final_baselines else ())}
         curve = [p.to_json() for p in evals.points]
         final = {**r.to_json(), "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir),
                  "curve": curve, "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
@@ -354,7 +355,7 @@ class TrainingRun:
         r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
         level_9 = evals.run(chosen_data, n9, minutes, steps, seed=999, record=False, levels=(9,)) if n9 > 0 else None
         baselines = {}
-        for p in FIGHT_BASELINES:
+        for p in FIGHT_BASELINES if t.final_baselines else ():
             a = scripted_action_set(p, cfg.env.action_set)
             b = evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS, action_set=a)
             baselines[p] = b if a is None else dataclasses.replace(

@@ -9,8 +9,8 @@ from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU
 
 
-def _play(compile: bool, calls: int, lockstep: bool) -> list[tuple[torch.Tensor, ...]]:
-    env = Arena(48, cpu_level=9, seed=3, compile=compile)
+def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge") -> list[tuple[torch.Tensor, ...]]:
+    env = Arena(48, cpu_level=9, seed=3, compile=compile, game=game)
     env.reset()
     gen = torch.Generator().manual_seed(1)
     out = []
@@ -18,7 +18,8 @@ def _play(compile: bool, calls: int, lockstep: bool) -> list[tuple[torch.Tensor,
         a = torch.randint(0, env.num_actions, (env.num_envs,), generator=gen)
         obs, reward, done, info = env.step(a) if lockstep else env.step_async(a)
         out.append((obs, reward, done, info.ready, info["hit"], info["episode_frame"],
-                    env.state.players.action.clone(), env.state.players.stock.clone()))
+                    env.state.players.action.clone(), env.state.players.stock.clone(), info.agent_last_hit,
+                    info.stocks_taken, env.state.players.percent.clone()))
     return out
 
 
@@ -30,6 +31,19 @@ def test_compiled_step_async_plays_the_same_games_as_eager():
         torch.testing.assert_close(c[0], e[0], atol=1e-5, rtol=0)  # observations
         torch.testing.assert_close(c[1], e[1])  # rewards
         for k in range(2, 8):  # done, ready, hit, episode frame, actions, stocks: exactly equal
+            assert torch.equal(c[k], e[k]), k
+
+
+@pytest.mark.slow
+def test_compiled_fights_play_the_same_games_as_eager():
+    """A compiled fight plays each frame and the end of its decisions as one graph (frame_and_end)."""
+    eager, fused = _play(False, 300, lockstep=False, game="fight"), _play(True, 300, lockstep=False, game="fight")
+    assert any(bool((e[7] < 4).any()) for e in eager) and any(bool((e[8] > 0).any()) for e in eager)  # KOs, hits
+    for e, c in zip(eager, fused):
+        torch.testing.assert_close(c[0], e[0], atol=1e-5, rtol=0)
+        torch.testing.assert_close(c[1], e[1])
+        torch.testing.assert_close(c[10], e[10], atol=1e-4, rtol=0)  # percent
+        for k in range(2, 10):  # done, ready, hit, episode frame, actions, stocks, last hit, stocks taken
             assert torch.equal(c[k], e[k]), k
 
 

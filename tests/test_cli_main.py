@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from melee_agent.cli import main as cli
 
 
@@ -21,3 +23,11 @@ def test_every_subcommand_imports_here():
     assert "unavailable" not in help_text
     for name in cli.SUBCOMMANDS:
         assert name in help_text
+
+
+def test_the_config_flag_lists_every_shipped_config(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in ("default", "fight", "fight-d18", "dolphin-fight", "small"):
+        assert f" {name}," in text or f" {name} " in text, name

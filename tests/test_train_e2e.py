@@ -96,3 +96,18 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
     # A prioritized run (workers send priorities) shows the replay's figures.
     assert {"replay/priority_mean", "replay/priority_max", "replay/weight_min", "replay/beta"} <= tags
     assert "untouched" in proc.stdout and "worst level" in proc.stdout
+
+
+@pytest.mark.slow
+def test_train_without_baselines_leaves_them_out_of_the_report(tmp_path):
+    """`train.final_baselines = false`: runs compared with each other skip the model-independent baselines."""
+    run_dir = tmp_path / "run"
+    proc = subprocess.run([*CLI, "train", "--config", "small", "--minutes", "0.2", "--run-dir", str(run_dir),
+                           "--set", "train.progress_eval_episodes=2", "--set", "train.eval_episodes=1",
+                           "--set", "manager.burn_in=500", "--set", "env.max_frames=300",
+                           "--set", "train.final_baselines=false", "--no-progress"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    result = json.loads((run_dir / "eval.json").read_text())
+    assert result["baselines"] == {} and result["episodes"] == 9
+    assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

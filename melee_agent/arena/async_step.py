@@ -29,6 +29,7 @@ from melee_agent.arena.cpu_levels import LevelMix, LevelTable
 from melee_agent.arena.env_state import AGENT, CPU, EnvState
 from melee_agent.arena.fight.frame import FightConsts, fight_frame
 from melee_agent.arena.sim import game_frame
+from melee_agent.arena.storage import DecisionEnd, finish_decision
 from melee_agent.arena.tables import Tables
 from melee_agent.rewards import frame_outcome
 
@@ -131,3 +132,34 @@ def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc
     done = out.terminal | out.truncated
     ready = done | (mf >= c.lengths[cur])
     return FrameStep(state, acc, cur, mf, ready, done, out.terminal, out.truncated)
+
+
+class FrameAndEnd(NamedTuple):
+    """One frame and, for the environments it left ready, the end of their decision (the frame's own
+    state is not kept: ``end.state`` replaces it)."""
+
+    totals: Totals
+    action: torch.Tensor  # [B] int64: the macro being played
+    frame: torch.Tensor  # [B] int64: frames of it played, this one included
+    ready: torch.Tensor  # [B] bool: the macro (or the episode) ended with this frame
+    done: torch.Tensor  # [B] bool: the episode ended
+    terminal: torch.Tensor  # [B] bool: ... by its rules
+    truncated: torch.Tensor  # [B] bool: ... cut at the frame limit
+    end: DecisionEnd  # the state to keep (ready decisions closed, finished games reset) and what they report
+    last_hit: torch.Tensor  # [B]: the agent's latest move that hit (its stale queue's front), 0 in dodging
+
+
+def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc: Totals, cur: torch.Tensor,
+                  mf: torch.Tensor, c: FrameConsts, T: Tables, num_actions: int) -> FrameAndEnd:
+    """:func:`frame_async`, then :func:`~melee_agent.arena.storage.finish_decision` for the ready environments.
+
+    A compiled arena plays this as one graph per frame (one call, one fused loop nest) rather than a
+    frame and then a decision's end. Where no environment is ready the end changes nothing (it only
+    touches ready environments, and only a ready one can be done), so the caller keeps ``end.state``
+    after every frame.
+    """
+    f = frame_async(state, start, actions, acc, cur, mf, c)
+    last_hit = f.state.fight.stale[:, AGENT, 0] if f.state.fight is not None else torch.zeros_like(f.frame)
+    end = finish_decision(f.state, f.ready, f.done, f.action.float(), f.totals.reward, T, num_actions, c.seed, c.mix,
+                          c.neutral, True)
+    return FrameAndEnd(f.totals, f.action, f.frame, f.ready, f.done, f.terminal, f.truncated, end, last_hit)

@@ -35,7 +35,7 @@ import torch
 
 from melee_agent.actions import get_action_set
 from melee_agent.arena import storage
-from melee_agent.arena.async_step import FrameConsts, MacroProgress, Totals, frame_async
+from melee_agent.arena.async_step import FrameConsts, MacroProgress, Totals, frame_and_end, frame_async
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
@@ -69,6 +69,7 @@ class Arena:
         self.compiled = bool(compile)
         self._frame_async = compiled(frame_async) if compile else frame_async
         self._finish_decision = compiled(storage.finish_decision) if compile else storage.finish_decision
+        self._frame_and_end = compiled(frame_and_end) if compile else None
         self.action_set = action_set
         self.reward_kind = reward
         self.max_frames = max_frames
@@ -151,6 +152,12 @@ class Arena:
         last_hit = self.state.fight.stale[:, AGENT, 0] if self.state.fight is not None else 0
         out = self._finish_decision(self.state, ready, done, action.float(), acc.reward, self.T, self.num_actions,
                                     c.seed, c.mix, c.neutral, self.compiled)
+        return self._report(out, ready, done, acc, terminal, truncated, last_hit)
+
+    def _report(self, out: storage.DecisionEnd, ready: torch.Tensor, done: torch.Tensor, acc: Totals,
+                terminal: torch.Tensor, truncated: torch.Tensor, last_hit: torch.Tensor | int) -> StepResult:
+        """Keep the state after a decision's end and report it as ``(obs, reward, done, info)``."""
+        c = self._consts
         self.state = out.state
         stock, percent = out.stock, out.percent
         game_over = done & ((stock <= 0).any(1) | (c.timed & (out.episode_frame >= c.max_frames)))
@@ -200,6 +207,17 @@ class Arena:
         start = self._macro.ready
         actions = self._actions(actions, start)
         acc, cur, mf = self._macro.totals, self._macro.action, self._macro.frame
+        if self._frame_and_end is not None and self.on_frame is None:
+            while True:  # compiled: each frame and the end of the decisions it finishes in one call
+                fe = self._frame_and_end(self.state, start, actions, acc, cur, mf, self._consts, self.T,
+                                         self.num_actions)
+                acc, cur, mf = fe.totals, fe.action, fe.frame
+                self.state = fe.end.state  # the frame's own where nobody is ready (see frame_and_end)
+                if bool(fe.ready.any()):
+                    break
+                start = torch.zeros_like(start)
+            self._macro = MacroProgress(fe.ready, cur, mf, acc)
+            return self._report(fe.end, fe.ready, fe.done, acc, fe.terminal, fe.truncated, fe.last_hit)
         while True:
             f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
             self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame

@@ -7,13 +7,13 @@ import importlib
 from types import ModuleType
 from typing import Any, Callable
 
-from melee_agent.config import Config, load_config
+from melee_agent.config import Config, load_config, shipped_configs
 from melee_agent.cli import flags
 
 
 def add_common(p: argparse.ArgumentParser, config_default: str | None = "default") -> None:
     p.add_argument("--config", default=config_default,
-                   help="a TOML file, or the name of a shipped config: default, small, gpu, dolphin "
+                   help=f"a TOML file, or the name of a shipped config: {', '.join(shipped_configs())} "
                         "(default: %(default)s)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one config value (repeatable)")
