@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from melee_agent.config import ConfigError, load_config
@@ -54,11 +56,12 @@ def test_the_delayed_fight_config_is_the_fight_config_with_18_frames_of_delay():
     assert d18 == fight
 
 
-def test_fight_evaluations_play_compiled_and_the_workers_do_not():
+def test_fights_compile_their_workers_and_evaluations_and_dodging_does_neither():
     from melee_agent.envs import eval_config
 
     fight = load_config("fight")
-    assert fight.env.compile_eval and not fight.env.compile and eval_config(fight).env.compile
-    assert not fight.env.compile  # the config itself is left as it was
+    assert fight.env.compile_eval and fight.env.compile and eval_config(fight).env.compile
+    workers_eager = dataclasses.replace(fight, env=dataclasses.replace(fight.env, compile=False))
+    assert eval_config(workers_eager).env.compile and not workers_eager.env.compile  # left as it was
     default = load_config("default")
-    assert eval_config(default) is default
+    assert eval_config(default) is default and not default.env.compile

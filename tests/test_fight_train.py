@@ -143,7 +143,7 @@ def test_eval_json_for_fights_has_the_design_keys(tmp_path):
     out = tmp_path / "fight.json"
     proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "eval", "--config", "fight", "--policy",
                            "random", "--cpu-level", "8,9", "--episodes", "1", "--json", str(out), "--no-progress",
-                           "--set", "env.compile_eval=false"],  # compiling takes minutes; it has its own tests
+                           "--set", "env.compile_eval=false", "--set", "env.compile=false"],  # compiling takes minutes; it has its own tests
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     r = json.loads(out.read_text())
@@ -165,7 +165,7 @@ def test_train_config_fight_end_to_end(tmp_path):
             "manager.burn_in=500", "manager.publish_every=50", "manager.checkpoint_every=200",
             "env.clock_frames=600", "env.cpu_levels=[2, 9]", "train.progress_eval_episodes=2",
             "train.final_games_per_level=1", "train.final_games_level_9=2",
-            "env.compile_eval=false"]  # compiling takes minutes; the compiled arena has its own tests
+            "env.compile_eval=false", "env.compile=false"]  # compiling takes minutes; it has its own tests
     proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "train", "--config", "fight", "--minutes",
                            "0.4", "--run-dir", str(run_dir), "--no-progress", *[a for s in sets for a in ("--set", s)]],
                           cwd=ROOT, capture_output=True, text=True, timeout=1200)
