@@ -64,16 +64,21 @@ def test_manager_and_two_arena_workers_train_publish_and_log(tmp_path):
     assert list((run_dir / "checkpoints").glob("*.pt")), "the manager writes a checkpoint when it stops"
 
 
+def _train_small(run_dir: Path, minutes: float, *sets: str) -> subprocess.CompletedProcess[str]:
+    """`melee-agent train --config small` with these `--set`s; it must exit 0."""
+    proc = subprocess.run([*CLI, "train", "--config", "small", "--minutes", str(minutes), "--run-dir", str(run_dir),
+                           *[a for s in sets for a in ("--set", s)], "--no-progress"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return proc
+
+
 @pytest.mark.slow
 def test_train_command_leaves_model_eval_and_curve(tmp_path):
     run_dir = tmp_path / "run"
-    proc = subprocess.run([*CLI, "train", "--config", "small", "--minutes", "0.4", "--run-dir", str(run_dir),
-                           "--set", "train.eval_every_minutes=0.15", "--set", "train.progress_eval_episodes=4",
-                           "--set", "train.eval_episodes=3", "--set", "manager.burn_in=500",
-                           "--set", "env.cpu_levels=[2, 9]", "--set", "env.max_frames=900",
-                           "--set", "replay.prioritized=true", "--no-progress"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    proc = _train_small(run_dir, 0.4, "train.eval_every_minutes=0.15", "train.progress_eval_episodes=4",
+                        "train.eval_episodes=3", "manager.burn_in=500", "env.cpu_levels=[2, 9]",
+                        "env.max_frames=900", "replay.prioritized=true")
     result = json.loads((run_dir / "eval.json").read_text())
     for key in ("policy", "cpu_level", "episodes", "untouched_share", "mean_seconds_to_first_hit", "damage_taken",
                 "damage_dealt", "stocks_lost", "stocks_taken"):
@@ -102,12 +107,8 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
 def test_train_without_baselines_leaves_them_out_of_the_report(tmp_path):
     """`train.final_baselines = false`: runs compared with each other skip the model-independent baselines."""
     run_dir = tmp_path / "run"
-    proc = subprocess.run([*CLI, "train", "--config", "small", "--minutes", "0.2", "--run-dir", str(run_dir),
-                           "--set", "train.progress_eval_episodes=2", "--set", "train.eval_episodes=1",
-                           "--set", "manager.burn_in=500", "--set", "env.max_frames=300",
-                           "--set", "train.final_baselines=false", "--no-progress"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    _train_small(run_dir, 0.2, "train.progress_eval_episodes=2", "train.eval_episodes=1", "manager.burn_in=500",
+                 "env.max_frames=300", "train.final_baselines=false")
     result = json.loads((run_dir / "eval.json").read_text())
     assert result["baselines"] == {} and result["episodes"] == 9
     assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -135,16 +135,9 @@ def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc
 
 
 class FrameAndEnd(NamedTuple):
-    """One frame and, for the environments it left ready, the end of their decision (the frame's own
-    state is not kept: ``end.state`` replaces it)."""
+    """One frame and, for the environments it left ready, the end of their decision."""
 
-    totals: Totals
-    action: torch.Tensor  # [B] int64: the macro being played
-    frame: torch.Tensor  # [B] int64: frames of it played, this one included
-    ready: torch.Tensor  # [B] bool: the macro (or the episode) ended with this frame
-    done: torch.Tensor  # [B] bool: the episode ended
-    terminal: torch.Tensor  # [B] bool: ... by its rules
-    truncated: torch.Tensor  # [B] bool: ... cut at the frame limit
+    step: FrameStep  # the frame, its ``state`` being ``end.state`` (the frame's own is not kept)
     end: DecisionEnd  # the state to keep (ready decisions closed, finished games reset) and what they report
     last_hit: torch.Tensor  # [B]: the agent's latest move that hit (its stale queue's front), 0 in dodging
 
@@ -162,4 +155,4 @@ def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, a
     last_hit = f.state.fight.stale[:, AGENT, 0] if f.state.fight is not None else torch.zeros_like(f.frame)
     end = finish_decision(f.state, f.ready, f.done, f.action.float(), f.totals.reward, T, num_actions, c.seed, c.mix,
                           c.neutral, True)
-    return FrameAndEnd(f.totals, f.action, f.frame, f.ready, f.done, f.terminal, f.truncated, end, last_hit)
+    return FrameAndEnd(f._replace(state=end.state), end, last_hit)

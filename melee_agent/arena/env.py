@@ -211,13 +211,13 @@ class Arena:
             while True:  # compiled: each frame and the end of the decisions it finishes in one call
                 fe = self._frame_and_end(self.state, start, actions, acc, cur, mf, self._consts, self.T,
                                          self.num_actions)
-                acc, cur, mf = fe.totals, fe.action, fe.frame
-                self.state = fe.end.state  # the frame's own where nobody is ready (see frame_and_end)
-                if bool(fe.ready.any()):
+                f = fe.step
+                self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame  # end.state (see frame_and_end)
+                if bool(f.ready.any()):
                     break
                 start = torch.zeros_like(start)
-            self._macro = MacroProgress(fe.ready, cur, mf, acc)
-            return self._report(fe.end, fe.ready, fe.done, acc, fe.terminal, fe.truncated, fe.last_hit)
+            self._macro = MacroProgress(f.ready, cur, mf, acc)
+            return self._report(fe.end, f.ready, f.done, acc, f.terminal, f.truncated, fe.last_hit)
         while True:
             f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
             self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame

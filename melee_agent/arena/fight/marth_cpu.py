@@ -194,7 +194,8 @@ def control(state: EnvState, T: FightTable, levels: FightLevels, seed: int | Ten
     ground = mine(ps.on_ground) > 0
     stunned = (mine(ps.hitstun_frames_left) > 0) | (mine(fs.hitlag_left) > 0)
     free = (mine(ps.move) < 0) & ~stunned
-    in_shield = (mine(ps.action) == 179.0) & free
+    m_action = mine(ps.action)
+    in_shield = (m_action == 179.0) & free
     facing = mine(ps.facing)
     zero = torch.zeros_like(mx)
     o = PadOut(zero.bool(), zero.bool(), zero.bool(), zero.bool(), zero.bool(), zero, zero)
@@ -264,7 +265,7 @@ def control(state: EnvState, T: FightTable, levels: FightLevels, seed: int | Ten
     pick = torch.full_like(mx, float(Slot.JAB1))
     any_reach = torch.zeros_like(ground)
     wild = u_acc >= lv.accuracy
-    dashing = (mine(ps.action) == 20.0) | (mine(ps.action) == 21.0)
+    dashing = (m_action == 20.0) | (m_action == 21.0)
     for k, (s, w) in enumerate(GROUND_MOVES):
         reach = T.reach[cpu_row(s)] + 3.5
         ok = (dist <= reach) & ((fy - my) < 25.0)
