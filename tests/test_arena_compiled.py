@@ -9,8 +9,9 @@ from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU
 
 
-def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge") -> list[tuple[torch.Tensor, ...]]:
-    env = Arena(48, cpu_level=9, seed=3, compile=compile, game=game)
+def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge",
+          cpu_level: int | list[int] = 9) -> list[tuple[torch.Tensor, ...]]:
+    env = Arena(48, cpu_level=cpu_level, seed=3, compile=compile, game=game)
     env.reset()
     gen = torch.Generator().manual_seed(1)
     out = []
@@ -36,8 +37,9 @@ def test_compiled_step_async_plays_the_same_games_as_eager():
 
 @pytest.mark.slow
 def test_compiled_fights_play_the_same_games_as_eager():
-    """A compiled fight plays each frame and the end of its decisions as one graph (frame_and_end)."""
-    eager, fused = _play(False, 300, lockstep=False, game="fight"), _play(True, 300, lockstep=False, game="fight")
+    """A compiled fight plays each frame and the end of its decisions as one graph (frame_and_end), with the
+    CPU of levels 1, 5 and 9 side by side (each level's table is a tensor the graph reads)."""
+    eager, fused = (_play(c, 300, lockstep=False, game="fight", cpu_level=[1, 5, 9]) for c in (False, True))
     assert any(bool((e[7] < 4).any()) for e in eager) and any(bool((e[8] > 0).any()) for e in eager)  # KOs, hits
     for e, c in zip(eager, fused):
         torch.testing.assert_close(c[0], e[0], atol=1e-5, rtol=0)
