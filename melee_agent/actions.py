@@ -255,11 +255,52 @@ def _fight() -> ActionSet:
 ACTION_SETS: dict[str, ActionSet] = {s.name: s for s in (_untouchable(), _basic(), _fight())}
 
 
+#: ``"NAME:N"`` names set NAME with each macro padded to at least N frames (:func:`padded`).
+PAD_SEP = ":"
+#: The longest padding a name may ask for: two seconds of game (a sanity bound, not the game's).
+MAX_PAD = 120
+
+
+def padded(aset: ActionSet, min_frames: int) -> ActionSet:
+    """``aset`` with every macro shorter than ``min_frames`` followed by neutral frames up to that length.
+
+    Why: with ``env.delay_frames = d`` the frames of the macros decided in the last ``d`` frames are
+    still queued when the agent decides again, and the state shows only the latest decision (its
+    previous action). With every macro at least ``d`` frames long, the queue only ever holds the tail
+    of that one macro, so the previous action says what Fox will do until the new decision reaches
+    the game. The names, their order and every frame before the padding stay as they were.
+
+    Example::
+
+        >>> s = padded(ACTION_SETS["untouchable"], 18)
+        >>> s.name, s.names == ACTION_SETS["untouchable"].names, s.lengths.tolist()
+        ('untouchable:18', True, [18, 22, 32, 32, 18])
+    """
+    if isinstance(min_frames, bool) or not isinstance(min_frames, int) or not 1 <= min_frames <= MAX_PAD:
+        raise ValueError(f"macro padding must be an int in [1, {MAX_PAD}] frames, got {min_frames!r}")
+    acts = tuple(Action(a.name, a.frames + hold(NEUTRAL, max(0, min_frames - len(a.frames)))) for a in aset.actions)
+    return ActionSet(f"{aset.name}{PAD_SEP}{min_frames}", acts)
+
+
+def base_name(name: str) -> str:
+    """The set a (possibly padded) action set name plays: ``"fight:18"`` -> ``"fight"``."""
+    return name.partition(PAD_SEP)[0]
+
+
 def get_action_set(name: str) -> ActionSet:
+    """The action set ``name``: one of :data:`ACTION_SETS`, or ``"NAME:N"`` for NAME padded to N frames."""
+    base, sep, pad = name.partition(PAD_SEP)
+    known = f"known: {sorted(ACTION_SETS)}, each also as NAME{PAD_SEP}N (macros padded to N frames)"
+    if base not in ACTION_SETS:
+        raise KeyError(f"unknown action set {name!r}; {known}")
+    if not sep:
+        return ACTION_SETS[base]
+    if not pad.isdigit():
+        raise KeyError(f"action set {name!r}: the padding after {PAD_SEP!r} must be a whole number of frames; {known}")
     try:
-        return ACTION_SETS[name]
-    except KeyError:
-        raise KeyError(f"unknown action set {name!r}; known: {sorted(ACTION_SETS)}") from None
+        return padded(ACTION_SETS[base], int(pad))
+    except ValueError as e:
+        raise KeyError(f"action set {name!r}: {e}") from None
 
 
 def apply_frame(controller: Any, frame: ControllerFrame) -> None:

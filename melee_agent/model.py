@@ -93,10 +93,12 @@ def weights_digest(weights: dict[str, torch.Tensor]) -> str:
 
 def _expected_actions(action_set: str | None) -> int | None:
     # A file naming a known action set must have that many outputs; unknown names are left to callers.
-    from melee_agent.actions import ACTION_SETS  # noqa: PLC0415 (actions imports model's neighbours)
+    from melee_agent.actions import get_action_set  # noqa: PLC0415 (actions imports model's neighbours)
 
-    known = ACTION_SETS.get(action_set) if action_set else None
-    return known.num_actions if known is not None else None
+    try:
+        return get_action_set(action_set).num_actions if action_set else None
+    except KeyError:
+        return None
 
 
 def model_from_bytes(

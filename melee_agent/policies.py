@@ -25,7 +25,7 @@ import torch
 
 from melee.enums import Action
 
-from melee_agent.actions import get_action_set
+from melee_agent.actions import base_name, get_action_set
 from melee_agent.arena.data import MARTH_ATTACK_ACTIONS
 from melee_agent.state import STATE_FIELDS, STATE_NAMES
 
@@ -92,12 +92,13 @@ def fighter_policy(action_set: str) -> Policy:
     dash is a dash attack). It turns to face Marth first and never dashes off the stage. Both sets
     play the same plan; ``fight``'s macros are longer (a dash is 9 frames, a firefox its whole charge).
     """
-    if action_set == "basic":
-        return _basic_fighter()
-    if action_set == "fight":
-        return _fight_fighter()
+    base = base_name(action_set)  # a padded set plays the same plan, each decision held longer
+    if base == "basic":
+        return _basic_fighter(action_set)
+    if base == "fight":
+        return _fight_fighter(action_set)
     raise ValueError(f"the fighter policy plays the {' or '.join(repr(a) for a in FIGHTER_SETS)} action set, "
-                     f"not {action_set!r}")
+                     f"not {action_set!r} (a padded one, NAME:N, plays as NAME does)")
 
 
 class _Read:
@@ -130,8 +131,8 @@ class _Read:
         return torch.where(cond, left, right)
 
 
-def _basic_fighter() -> Policy:
-    aset = get_action_set("basic")
+def _basic_fighter(name: str = "basic") -> Policy:
+    aset = get_action_set(name)
     idx = {name: aset.index(name) for name in aset.names}
 
     def act(obs: torch.Tensor) -> torch.Tensor:
@@ -162,8 +163,8 @@ def _basic_fighter() -> Policy:
     return act
 
 
-def _fight_fighter() -> Policy:
-    aset = get_action_set("fight")
+def _fight_fighter(name: str = "fight") -> Policy:
+    aset = get_action_set(name)
     idx = {name: aset.index(name) for name in aset.names}
 
     def act(obs: torch.Tensor) -> torch.Tensor:

@@ -158,9 +158,10 @@ class Evaluations:
 
 def scripted_action_set(policy: str, action_set: str) -> str | None:
     """The action set a scripted baseline plays instead of the run's ``action_set`` (``None``: the run's)."""
+    from melee_agent.actions import base_name  # noqa: PLC0415
     from melee_agent.policies import FIGHTER_SETS  # noqa: PLC0415
 
-    if policy == "fighter" and action_set not in FIGHTER_SETS:
+    if policy == "fighter" and base_name(action_set) not in FIGHTER_SETS:
         return "basic"
     return None
 

@@ -84,3 +84,53 @@ def test_unknown_names_fail_clearly():
         ControllerFrame(frozenset({"Q"}))
     with pytest.raises(KeyError, match="not in action set"):
         ACTION_SETS["untouchable"].index("jab")
+
+
+def test_a_padded_set_keeps_names_and_frames_and_adds_neutral_frames_up_to_its_length():
+    base, pad = ACTION_SETS["fight"], get_action_set("fight:18")
+    assert pad.name == "fight:18" and pad.names == base.names and pad.noop_index == base.noop_index
+    for a, p in zip(base.actions, pad.actions):
+        assert p.frames[: len(a.frames)] == a.frames
+        assert len(p.frames) == max(18, len(a.frames))
+        assert all(f == ControllerFrame() for f in p.frames[len(a.frames):])
+    assert get_action_set("untouchable:1").lengths.tolist() == ACTION_SETS["untouchable"].lengths.tolist()
+
+
+@pytest.mark.parametrize("name, says", [("fight:", "whole number of frames"), ("fight:x", "whole number of frames"),
+                                        ("fight:0", r"\[1, 120\]"), ("fight:121", r"\[1, 120\]"),
+                                        ("dodge:18", "unknown action set 'dodge:18'")])
+def test_a_bad_padded_name_is_refused_naming_the_problem(name, says):
+    with pytest.raises(KeyError, match=says):
+        get_action_set(name)
+
+
+def _queues_at_decisions(action_set: str, delay: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """At each decision of a delayed fight (random actions): the frames in flight, and the previous
+    macro's last ``delay`` frames."""
+    import torch  # noqa: PLC0415
+
+    from melee_agent.arena import Arena  # noqa: PLC0415
+
+    env = Arena(8, cpu_level=9, seed=1, game="fight", action_set=action_set, delay_frames=delay)
+    table, lengths = get_action_set(action_set).table, get_action_set(action_set).lengths
+    env.reset()
+    gen = torch.Generator().manual_seed(0)
+    out = []
+    for _ in range(60):
+        _, _, done, info = env.step_async(torch.randint(0, env.num_actions, (8,), generator=gen))
+        for b in torch.nonzero(info.ready & ~done).flatten().tolist():
+            prev = int(env.state.game.previous_action[b])
+            end = int(lengths[prev])
+            tail = table[prev, max(0, end - delay):end]
+            out.append((env.state.inputs[b].numpy(), tail))
+    return out
+
+
+def test_padded_to_the_delay_the_frames_in_flight_are_the_previous_macros_tail():
+    """Why `fight:18` exists: at 18 frames of delay, with every macro 18 frames or more, what is still on its
+    way to the game when the agent decides is the end of the one macro its state names (previous action)."""
+    padded = _queues_at_decisions("fight:18", 18)
+    assert len(padded) > 50
+    assert all(q.shape == t.shape and np.array_equal(q, t) for q, t in padded)
+    unpadded = _queues_at_decisions("fight", 18)  # short macros: several decisions are in flight at once
+    assert any(q.shape != t.shape or not np.array_equal(q, t) for q, t in unpadded)

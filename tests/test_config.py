@@ -49,10 +49,11 @@ def test_an_evaluation_needs_at_least_one_environment():
         load_config("default", ["train.eval_envs=0"])
 
 
-def test_the_delayed_fight_config_is_the_fight_config_with_18_frames_of_delay():
+def test_the_delayed_fight_config_is_the_fight_config_with_18_frames_of_delay_and_macros_as_long():
     fight, d18 = load_config("fight"), load_config("fight-d18")
     assert d18.env.delay_frames == 18 and fight.env.delay_frames == 0
-    d18.env.delay_frames, d18.name = 0, "fight"
+    assert d18.env.action_set == "fight:18" and fight.env.action_set == "fight"
+    d18.env.delay_frames, d18.env.action_set, d18.name = 0, "fight", "fight"
     assert d18 == fight
 
 

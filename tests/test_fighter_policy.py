@@ -25,6 +25,8 @@ def test_the_fight_fighter_recovers_off_stage_and_attacks_in_reach():
     place(env, CPU, position_x=torch.tensor([0.0, 0.0, 15.0, 15.0, 0.0]), percent=torch.tensor([0, 0, 90.0, 20, 0]))
     names = get_action_set("fight").names
     chosen = [names[i] for i in make_policy("fighter", "fight")(env.observe()).tolist()]
+    # The padded set (each macro at least 18 frames, for 18 frames of delay) has the same plan.
+    assert make_policy("fighter", "fight:18")(env.observe()).tolist() == [names.index(c) for c in chosen]
     assert chosen == ["double_jump_left",  # off stage to the right with a jump left: jump back in
                       "up_b_up",  # far below the ledge with none: firefox straight up
                       "usmash",  # in reach, facing Marth at 90%: the kill move
@@ -36,6 +38,8 @@ def test_the_fighter_names_the_sets_it_plays():
     assert FIGHTER_SETS == ("basic", "fight")
     with pytest.raises(ValueError, match="'basic' or 'fight' action set, not 'untouchable'"):
         make_policy("fighter", "untouchable")
+    with pytest.raises(ValueError, match="not 'untouchable:18'"):
+        make_policy("fighter", "untouchable:18")
 
 
 @pytest.mark.slow
