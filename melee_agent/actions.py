@@ -298,9 +298,16 @@ def get_action_set(name: str) -> ActionSet:
     if not pad.isdigit():
         raise KeyError(f"action set {name!r}: the padding after {PAD_SEP!r} must be a whole number of frames; {known}")
     try:
-        return padded(ACTION_SETS[base], int(pad))
+        out = padded(ACTION_SETS[base], int(pad))
     except ValueError as e:
         raise KeyError(f"action set {name!r}: {e}") from None
+    # One name per set: model files, batches and the manager compare names as written.
+    if out.name != name:
+        raise KeyError(f"action set {name!r}: write it as {out.name!r}")
+    if (out.lengths == ACTION_SETS[base].lengths).all():
+        raise KeyError(f"action set {name!r}: every {base!r} macro is already {pad} frames or longer, so the "
+                       f"padding changes nothing; use {base!r}")
+    return out
 
 
 def apply_frame(controller: Any, frame: ControllerFrame) -> None:

@@ -93,12 +93,14 @@ def test_a_padded_set_keeps_names_and_frames_and_adds_neutral_frames_up_to_its_l
         assert p.frames[: len(a.frames)] == a.frames
         assert len(p.frames) == max(18, len(a.frames))
         assert all(f == ControllerFrame() for f in p.frames[len(a.frames):])
-    assert get_action_set("untouchable:1").lengths.tolist() == ACTION_SETS["untouchable"].lengths.tolist()
+    assert get_action_set("untouchable:2").lengths.tolist() == [2, 22, 32, 32, 6]
 
 
 @pytest.mark.parametrize("name, says", [("fight:", "whole number of frames"), ("fight:x", "whole number of frames"),
                                         ("fight:0", r"\[1, 120\]"), ("fight:121", r"\[1, 120\]"),
-                                        ("dodge:18", "unknown action set 'dodge:18'")])
+                                        ("dodge:18", "unknown action set 'dodge:18'"),
+                                        ("fight:018", "write it as 'fight:18'"),  # one name per set
+                                        ("untouchable:1", "changes nothing; use 'untouchable'")])
 def test_a_bad_padded_name_is_refused_naming_the_problem(name, says):
     with pytest.raises(KeyError, match=says):
         get_action_set(name)

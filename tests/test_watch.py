@@ -208,3 +208,18 @@ def test_a_model_file_is_a_policy(tmp_path):
     save_model(path, DuelingDQN(num_actions=5), version=1, train_step=0, action_set="untouchable")
     r = watch_cli.watch(_options(tmp_path, policy=str(path), seconds=0.25))
     assert Image.open(r.out).n_frames == r.frames > 0 and r.game_frames <= 15
+
+
+def test_watch_plays_the_configs_input_delay_and_padded_set(tmp_path, monkeypatch):
+    """`watch --config fight-d18` draws the game its model trained in: 18 frames of delay, `fight:18` macros."""
+    seen = []
+
+    def record(o: watch_cli.WatchOptions) -> watch_cli.WatchResult:
+        seen.append(watch_cli.build_arena(o))
+        return watch_cli.WatchResult(o.out, 1, 1, False, (1, 1), 1)
+
+    monkeypatch.setattr(watch_cli, "watch", record)
+    for config, delay, aset in (("fight-d18", 18, "fight:18"), ("fight", 0, "fight")):
+        assert main(["watch", "--config", config, "--game", "fight", "--policy", "fighter",
+                     "--out", str(tmp_path / "g.gif")]) == 0
+        assert (seen[-1].delay_frames, seen[-1].action_set) == (delay, aset)

@@ -45,6 +45,7 @@ class WatchOptions(NamedTuple):
     reward: str = "untouchable"
     max_frames: int = 3_600
     progress: bool = False
+    delay_frames: int = 0  # the config's input delay (a model trained at 18 frames plays at 18)
 
 
 class WatchResult(NamedTuple):
@@ -117,7 +118,8 @@ def build_arena(o: WatchOptions) -> Arena:
     # A fight is the whole game under its own reward and clock; dodging keeps the config's.
     try:
         return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set,
-                     reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game)
+                     reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game,
+                     delay_frames=o.delay_frames)
     except ValueError as e:
         raise ValueError(f"--game {o.game!r}: {e}") from None
 
@@ -196,7 +198,8 @@ def run(args: argparse.Namespace) -> int:
     o = WatchOptions(policy=args.policy, cpu_level=parse_level(args.cpu_level), game=args.game, out=Path(args.out),
                      seconds=args.seconds, fps=args.fps, seed=args.seed, scale=args.scale,
                      action_set=action_set, reward=reward, max_frames=cfg.env.max_frames,
-                     progress=not args.no_progress and sys.stderr.isatty())
+                     progress=not args.no_progress and sys.stderr.isatty(),
+                     delay_frames=cfg.env.delay_frames if same else 0)
     torch.set_num_threads(1)  # one environment: small ops gain nothing from more threads
     r = watch(o)
     how = "the episode ended" if r.ended else "--seconds reached"
