@@ -156,6 +156,19 @@ class Evaluations:
         self.writer.close()
 
 
+def check_due(now: float, next_check: float, end: float, last_check_seconds: float) -> bool:
+    """Whether a periodic check starts at ``now`` (monotonic seconds): it is due at ``next_check``, and one
+    as long as the last (at least 30 s) must end before the budget's ``end``, since the learner keeps
+    training while a check plays.
+
+    Example::
+
+        >>> check_due(300.0, 300.0, 3_600.0, 30.0), check_due(3_400.0, 3_300.0, 3_600.0, 420.0)
+        (True, False)
+    """
+    return now >= next_check and now + max(30.0, last_check_seconds) < end
+
+
 def scripted_action_set(policy: str, action_set: str) -> str | None:
     """The action set a scripted baseline plays instead of the run's ``action_set`` (``None``: the run's)."""
     from melee_agent.actions import base_name  # noqa: PLC0415
@@ -275,10 +288,10 @@ class TrainingRun:
                 manager.check()
                 fleet.poll()
                 now = time.monotonic()
-                if now >= next_eval and now + check_seconds < end:
+                if check_due(now, next_eval, end, check_seconds):
                     data, _, _ = client.model(None)
                     r = evals.run(data, cfg.train.progress_eval_episodes, (now - t0) / 60, _status_steps(client))
-                    check_seconds = max(30.0, time.monotonic() - now)
+                    check_seconds = time.monotonic() - now
                     best = better(best, r, data)
                     e, g = r.result, r.result.fights
                     last_eval = f"{e.untouched_share:.0%}, worst level {_pct(e.untouched_share_worst_level)} " \

@@ -185,3 +185,13 @@ def test_train_config_fight_end_to_end(tmp_path):
     assert {"eval/win_rate", "eval/win_rate_worst_level", "eval/win_rate_level_2", "eval/win_rate_level_9",
             "episode/stocks_taken", "episode/stocks_lost", "episode/damage_dealt"} <= tags, sorted(tags)
     assert "won" in proc.stdout and "win rate" in proc.stdout
+
+
+def test_a_check_that_would_end_past_the_budget_is_skipped():
+    from melee_agent.training import check_due  # noqa: PLC0415
+
+    end = 3_600.0
+    assert check_due(300.0, 300.0, end, 0.0) and not check_due(299.0, 300.0, end, 0.0)  # due at its time
+    assert check_due(3_500.0, 3_300.0, end, 60.0)  # one as long as the last (60 s) ends before the hour
+    assert not check_due(3_500.0, 3_300.0, end, 420.0)  # a 7-minute check would run on past it
+    assert not check_due(3_575.0, 3_300.0, end, 5.0)  # whatever the last took, 30 s is the least a check is given
