@@ -76,8 +76,10 @@ def _train_small(run_dir: Path, minutes: float, *sets: str) -> subprocess.Comple
 @pytest.mark.slow
 def test_train_command_leaves_model_eval_and_curve(tmp_path):
     run_dir = tmp_path / "run"
-    proc = _train_small(run_dir, 0.4, "train.eval_every_minutes=0.15", "train.progress_eval_episodes=4",
-                        "train.eval_episodes=3", "manager.burn_in=500", "env.cpu_levels=[2, 9]",
+    # 0.7 minutes: with the suite's other process beside it on two cores, 0.4 once ended before the
+    # learner's first metrics (the replay/ tags below).
+    proc = _train_small(run_dir, 0.7, "train.eval_every_minutes=0.15", "train.progress_eval_episodes=4",
+                        "train.eval_episodes=3", "manager.burn_in=300", "env.cpu_levels=[2, 9]",
                         "env.max_frames=900", "replay.prioritized=true")
     result = json.loads((run_dir / "eval.json").read_text())
     for key in ("policy", "cpu_level", "episodes", "untouched_share", "mean_seconds_to_first_hit", "damage_taken",
