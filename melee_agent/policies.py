@@ -131,8 +131,8 @@ class _Read:
         return torch.where(cond, left, right)
 
 
-def _basic_fighter(name: str = "basic") -> Policy:
-    aset = get_action_set(name)
+def _basic_fighter(action_set: str) -> Policy:
+    aset = get_action_set(action_set)
     idx = {name: aset.index(name) for name in aset.names}
 
     def act(obs: torch.Tensor) -> torch.Tensor:
@@ -163,8 +163,8 @@ def _basic_fighter(name: str = "basic") -> Policy:
     return act
 
 
-def _fight_fighter(name: str = "fight") -> Policy:
-    aset = get_action_set(name)
+def _fight_fighter(action_set: str) -> Policy:
+    aset = get_action_set(action_set)
     idx = {name: aset.index(name) for name in aset.names}
 
     def act(obs: torch.Tensor) -> torch.Tensor:

@@ -274,7 +274,7 @@ class TrainingRun:
         end = t0 + minutes * 60
         next_eval = t0 + cfg.train.eval_every_minutes * 60
         last_eval = "-"
-        check_seconds = 30.0  # how long the last periodic check took: one that would end past the budget is skipped
+        check_seconds = 0.0  # how long the last periodic check took (check_due: one that would end past the budget is skipped)
         best = None
         bar = None
         if self.progress:

@@ -114,7 +114,8 @@ def _queues_at_decisions(action_set: str, delay: int) -> list[tuple[np.ndarray, 
     from melee_agent.arena import Arena  # noqa: PLC0415
 
     env = Arena(8, cpu_level=9, seed=1, game="fight", action_set=action_set, delay_frames=delay)
-    table, lengths = get_action_set(action_set).table, get_action_set(action_set).lengths
+    aset = get_action_set(action_set)
+    table, lengths = aset.table, aset.lengths
     env.reset()
     gen = torch.Generator().manual_seed(0)
     out = []
