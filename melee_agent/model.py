@@ -59,8 +59,13 @@ def model_to_bytes(
     train_step: int,
     action_set: str,
     state_layout: str = STATE_LAYOUT,
+    delay_frames: int | None = None,
 ) -> bytes:
-    """Serialize the online network's weights with the docs/design.md metadata."""
+    """Serialize the online network's weights with the docs/design.md metadata.
+
+    ``delay_frames``, where given, is the input delay the network trained under (``env.delay_frames``),
+    kept as metadata so that whoever plays the file (the UMI bot, ``eval``) can say when its own differs.
+    """
     expected = _expected_actions(action_set)
     if expected is not None and expected != model.num_actions:
         raise ValueError(f"action set {action_set!r} has {expected} actions, the network has {model.num_actions}")
@@ -74,6 +79,10 @@ def model_to_bytes(
         "action_set": action_set,
         "sizes": json.dumps(model.sizes(), sort_keys=True),
     }
+    if delay_frames is not None:
+        if int(delay_frames) < 0:
+            raise ValueError(f"delay_frames must be 0 or more, got {delay_frames}")
+        meta["delay_frames"] = str(int(delay_frames))
     return st_save_bytes(weights, metadata=meta)
 
 
@@ -141,8 +150,27 @@ def model_from_bytes(
     out["version"] = version
     out["train_step"] = train_step
     out["sizes"] = sizes
+    out["delay_frames"] = trained_delay(meta, origin)
     out["sha256"] = hashlib.sha256(data).hexdigest()
     return model, out
+
+
+def trained_delay(meta: dict[str, str], origin: str = "model") -> int | None:
+    """The input delay a model file says it trained under, or None for files that do not say (older ones).
+
+    >>> trained_delay({"delay_frames": "18"}), trained_delay({})
+    (18, None)
+    """
+    raw = meta.get("delay_frames")
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"{origin}: bad model metadata (delay_frames {raw!r} is not a whole number of frames >= 0)")
+    return value
 
 
 def save_model(
@@ -153,10 +181,11 @@ def save_model(
     train_step: int,
     action_set: str,
     state_layout: str = STATE_LAYOUT,
+    delay_frames: int | None = None,
 ) -> str:
     """Write a model file atomically; returns its sha256."""
     data = model_to_bytes(model, version=version, train_step=train_step, action_set=action_set,
-                          state_layout=state_layout)
+                          state_layout=state_layout, delay_frames=delay_frames)
     atomic_write_bytes(path, data)
     return hashlib.sha256(data).hexdigest()
 

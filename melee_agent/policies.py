@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -193,10 +194,17 @@ def _fight_fighter(action_set: str) -> Policy:
     return act
 
 
-def model_policy(path: str | Path, action_set: str, device: str | torch.device = "cpu") -> Policy:
+def model_policy(path: str | Path, action_set: str, device: str | torch.device = "cpu",
+                 delay_frames: int | None = None) -> Policy:
+    """The model file's greedy policy; a warning where the file trained under another ``delay_frames``."""
     from melee_agent.model import load_model  # noqa: PLC0415
 
-    model, _ = load_model(path, action_set=action_set, device=device)
+    model, meta = load_model(path, action_set=action_set, device=device)
+    trained = meta.get("delay_frames")
+    if delay_frames is not None and trained is not None and trained != delay_frames:
+        warnings.warn(f"{path}: the model trained with {trained} frames of input delay and plays here with "
+                      f"{delay_frames} (env.delay_frames); it reads the game as if its inputs arrived {trained} frames "
+                      "late", stacklevel=2)
 
     @torch.inference_mode()
     def act(obs: torch.Tensor) -> torch.Tensor:
@@ -205,7 +213,10 @@ def model_policy(path: str | Path, action_set: str, device: str | torch.device =
     return act
 
 
-def make_policy(spec: str, action_set: str, device: str | torch.device = "cpu", seed: int = 0) -> Policy:
+def make_policy(spec: str, action_set: str, device: str | torch.device = "cpu", seed: int = 0,
+                delay_frames: int | None = None) -> Policy:
+    """The named baseline, or a model file's policy (``delay_frames``: the delay it will play at, checked
+    against the one the file trained under)."""
     if spec == "noop":
         return noop_policy(action_set)
     if spec == "random":
@@ -218,5 +229,5 @@ def make_policy(spec: str, action_set: str, device: str | torch.device = "cpu", 
     if path.suffix == ".safetensors" or path.exists():
         if not path.exists():
             raise FileNotFoundError(f"model file not found: {path}")
-        return model_policy(path, action_set, device)
+        return model_policy(path, action_set, device, delay_frames=delay_frames)
     raise ValueError(f"unknown policy {spec!r}: use noop, random, dodger, fighter or a .safetensors model file")

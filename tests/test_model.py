@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -70,3 +72,43 @@ def test_bad_metadata_corrupt_weights_and_wrong_action_count_fail_clearly(tmp_pa
         save_model(tmp_path / "x.safetensors", DuelingDQN(num_actions=5), version=1, train_step=0,
                    action_set="basic")
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_the_input_delay_a_model_trained_at_travels_in_its_file(tmp_path):
+    from safetensors.torch import save as st_save
+
+    from melee_agent.policies import make_policy
+
+    path = tmp_path / "d18.safetensors"
+    save_model(path, DuelingDQN(num_actions=5), version=1, train_step=0, action_set="untouchable", delay_frames=18)
+    assert load_model(path)[1]["delay_frames"] == 18
+    older = model_to_bytes(DuelingDQN(), version=1, train_step=0, action_set="untouchable")
+    assert model_from_bytes(older)[1]["delay_frames"] is None  # files from before the key: unknown, not 0
+    with pytest.raises(ValueError, match="delay_frames must be 0 or more"):
+        model_to_bytes(DuelingDQN(), version=1, train_step=0, action_set="untouchable", delay_frames=-1)
+    weights = {k: v.contiguous() for k, v in DuelingDQN().state_dict().items()}
+    meta = {"schema": "melee-agent/model/1", "version": "1", "train_step": "0", "state_layout": "untouchable-27",
+            "action_set": "untouchable", "delay_frames": "soon",
+            "sizes": '{"state_dim": 27, "num_actions": 5, "shared": 128, "stream": 512}'}
+    with pytest.raises(ValueError, match="delay_frames 'soon'"):
+        model_from_bytes(st_save(weights, metadata=meta))
+    # Playing it at another delay is allowed but said; at its own delay nothing is said.
+    with pytest.warns(UserWarning, match="trained with 18 frames of input delay and plays here with 0"):
+        make_policy(str(path), "untouchable", delay_frames=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_policy(str(path), "untouchable", delay_frames=18)
+        make_policy(str(path), "untouchable")
+
+
+def test_the_manager_publishes_its_configs_input_delay_in_every_model(tmp_path):
+    import dataclasses
+
+    from melee_agent.config import load_config
+    from melee_agent.manager.trainer import Trainer
+
+    cfg = load_config("small")
+    cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, delay_frames=18))
+    trainer = Trainer(cfg, tmp_path / "run")
+    assert model_from_bytes(trainer.model.data)[1]["delay_frames"] == 18
+    assert load_model(tmp_path / "run" / "model.safetensors")[1]["delay_frames"] == 18

@@ -330,3 +330,29 @@ def test_serving_without_a_socket_says_so(model_files, monkeypatch, capsys):
     monkeypatch.delenv("UMI_SOCKET", raising=False)
     assert cli.main(["umi", "--model", str(model_files["untouchable"])]) == 2
     assert "UMI_SOCKET" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("trained, session, warned", [(0, 18, True), (18, 18, False), (None, 18, False)])
+def test_the_bot_warns_when_the_session_plays_another_delay_than_the_model_trained_at(link_to, capsys, trained,
+                                                                                      session, warned):
+    data = model_to_bytes(DuelingDQN(num_actions=5), version=2, train_step=0, action_set="untouchable",
+                          delay_frames=trained)
+    bot = MeleeAgentBot.from_bytes(data)
+    assert bot.trained_delay == trained
+    link = Link(bot, max_games=1, delay=session)
+    link.close()
+    err = capsys.readouterr().err
+    assert ("trained with 0 frames of input delay and the session plays 18" in err) is warned, err
+    assert "delay 18 (applied by the arena)" in err
+
+
+def test_the_exported_zip_says_the_delay_the_model_trained_at(tmp_path):
+    from melee_agent.umi.export import export_zip
+
+    model = tmp_path / "d18.safetensors"
+    model.write_bytes(model_to_bytes(DuelingDQN(num_actions=5), version=3, train_step=0, action_set="untouchable",
+                                     delay_frames=18))
+    info = export_zip(model, tmp_path / "bot.zip")
+    assert info["delay_frames"] == 18
+    with zipfile.ZipFile(tmp_path / "bot.zip") as z:
+        assert "trained at 18 frames of input delay" in z.read("run.py").decode()

@@ -95,7 +95,7 @@ def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: 
     """
     if episodes <= 0:
         raise ValueError(f"--episodes must be positive, got {episodes}")
-    policy = make_policy(policy_spec, cfg.env.action_set, device=device, seed=seed)
+    policy = make_policy(policy_spec, cfg.env.action_set, device=device, seed=seed, delay_frames=cfg.env.delay_frames)
     cfg = eval_config(cfg)
     if cfg.env.env == "arena" and len(levels) > 1:
         env, n = make_eval_env(cfg, episodes * len(levels), tuple(levels), device=device, seed=seed)

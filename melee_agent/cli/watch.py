@@ -165,7 +165,7 @@ def watch(o: WatchOptions) -> WatchResult:
     """Play one game as ``o`` says and write it to ``o.out``."""
     check_options(o)
     try:
-        policy = make_policy(o.policy, o.action_set, seed=o.seed)
+        policy = make_policy(o.policy, o.action_set, seed=o.seed, delay_frames=o.delay_frames)
     except (ValueError, FileNotFoundError) as e:
         raise ValueError(f"--policy: {e}") from None
     env = build_arena(o)

@@ -98,6 +98,17 @@ class MeleeAgentBot(umi.Bot):
         print(f"melee-agent umi: {self.action_set.name} model (version {self.meta.get('version', '?')}), "
               f"delay {session.delay} (applied by the arena), up to {session.max_games} games in "
               f"{session.lanes} lane(s)", file=sys.stderr, flush=True)
+        trained = self.trained_delay
+        if trained is not None and trained != session.delay:
+            print(f"melee-agent umi: warning: this model trained with {trained} frames of input delay and the "
+                  f"session plays {session.delay}; enter it on the {trained}-frame leaderboard, or train with "
+                  f"env.delay_frames = {session.delay}", file=sys.stderr, flush=True)
+
+    @property
+    def trained_delay(self) -> int | None:
+        """The input delay the model file says it trained under (None: the file does not say)."""
+        value = self.meta.get("delay_frames")
+        return None if value is None else int(value)
 
     def initial_state(self, n: int) -> dict[str, np.ndarray]:
         """A new game's memory: no macro under way, previous action 0 (as an arena episode starts)."""

@@ -29,9 +29,9 @@ REQUIREMENTS = ("umi-melee", "torch", "numpy", "safetensors", "melee")
 
 RUN_PY = '''"""melee-agent as a Computer Melee Championship bot (UMI v1): `python run.py` plays until shutdown.
 
-A Dueling DQN ({action_set} action set, model version {version}) playing Fox: each frame encoded to
-melee-agent's 27-float state, greedy macros played frame by frame, one memory per game. The arena
-applies the input delay (the session's); the bot never queues its own.
+A Dueling DQN ({action_set} action set, model version {version}, trained at {delay} frames of input delay)
+playing Fox: each frame encoded to melee-agent's 27-float state, greedy macros played frame by frame, one
+memory per game. The arena applies the input delay (the session's); the bot never queues its own.
 """
 import sys
 from pathlib import Path
@@ -81,8 +81,9 @@ def export_zip(model_path: str | os.PathLike, out: str | os.PathLike, name: str 
     data = model_path.read_bytes()
     bot = MeleeAgentBot.from_bytes(data, origin=str(model_path))  # refuses what the bot could not play
     package = Path(__file__).resolve().parent.parent
+    delay = bot.trained_delay
     run_py = RUN_PY.format(action_set=bot.action_set.name, version=bot.meta.get("version", "?"), name=json.dumps(name),
-                           weights=WEIGHTS)
+                           weights=WEIGHTS, delay="an unrecorded number of" if delay is None else delay)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("run.py", run_py)
@@ -93,5 +94,5 @@ def export_zip(model_path: str | os.PathLike, out: str | os.PathLike, name: str 
     with atomic_output(out) as tmp:
         tmp.write_bytes(buf.getvalue())
     return {"out": str(out), "bytes": len(buf.getvalue()), "action_set": bot.action_set.name,
-            "version": bot.meta.get("version"), "files": ["run.py", "requirements.txt", WEIGHTS]
+            "version": bot.meta.get("version"), "delay_frames": delay, "files": ["run.py", "requirements.txt", WEIGHTS]
             + [f"melee_agent/{rel}" for rel in BUNDLED]}
