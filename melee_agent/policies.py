@@ -80,9 +80,6 @@ def dodger_policy(action_set: str, reach: float = 45.0, dash_reach: float = 70.0
 
 
 #: The action sets the scripted fighter plays.
-FIGHTER_SETS = ("basic", "fight")
-
-
 def fighter_policy(action_set: str) -> Policy:
     """A scripted Fox for fights: it approaches, hits and recovers (``basic`` or ``fight`` actions).
 
@@ -93,11 +90,9 @@ def fighter_policy(action_set: str) -> Policy:
     dash is a dash attack). It turns to face Marth first and never dashes off the stage. Both sets
     play the same plan; ``fight``'s macros are longer (a dash is 9 frames, a firefox its whole charge).
     """
-    base = base_name(action_set)  # a padded set plays the same plan, each decision held longer
-    if base == "basic":
-        return _basic_fighter(action_set)
-    if base == "fight":
-        return _fight_fighter(action_set)
+    plan = _FIGHTERS.get(base_name(action_set))  # a padded set plays the same plan, each decision held longer
+    if plan is not None:
+        return plan(action_set)
     raise ValueError(f"the fighter policy plays the {' or '.join(repr(a) for a in FIGHTER_SETS)} action set, "
                      f"not {action_set!r} (a padded one, NAME:N, plays as NAME does)")
 
@@ -192,6 +187,11 @@ def _fight_fighter(action_set: str) -> Policy:
         return torch.where(r.off, recover, ground).long()
 
     return act
+
+
+_FIGHTERS: dict[str, Callable[[str], Policy]] = {"basic": _basic_fighter, "fight": _fight_fighter}
+#: The action sets (by base name) the scripted fighter has a plan for.
+FIGHTER_SETS = tuple(_FIGHTERS)
 
 
 def model_policy(path: str | Path, action_set: str, device: str | torch.device = "cpu",
