@@ -16,18 +16,19 @@ figures: ``games``, ``wins``, ``losses``, ``draws``, ``win_rate`` and stocks and
 (a game's result by :func:`melee_agent.rewards.game_result`), ``ko_causes`` and, over a level mix,
 ``win_rate_worst_level``.
 
-``ko_causes`` counts the stocks the agent took by the move that launched: the agent's latest move that
-hit the opponent before the KO (``info.agent_last_hit``, the front of the arena's stale-move queue),
-named by Fox's move (``fsmash``, ``uair``, ``bthrow``, ``shine``...; see :func:`ko_cause_names`).
-``unknown`` counts KOs with no move on record: the firefox's flight and the illusion carry no attack
-id in the arena's move table, and an environment that does not report the field (Dolphin so far)
-counts every KO there.
+``ko_causes`` counts the stocks the agent took by the move credited with each KO, as Melee credits it:
+the agent's latest move that hit the opponent since the opponent last stood on the ground
+(``info.ko_move``; SmashWiki "Self-destruct": the credit resets when a character touches the ground),
+named by Fox's move (``fsmash``, ``uair``, ``bthrow``, ``shine``...; see :func:`ko_cause_names`);
+``self_destruct`` where no hit was on credit (the opponent fell or missed its recovery by itself), and
+``unknown`` where the environment does not report the credit (Dolphin so far). ``lost_causes`` counts
+the agent's lost stocks the same way, by the opponent's move (``info.lost_move``, Marth's names).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 import torch
@@ -37,6 +38,9 @@ from melee_agent.vecenv import VecEnv
 
 FPS = 60.0
 UNKNOWN_CAUSE = "unknown"
+SELF_DESTRUCT = "self_destruct"
+#: ``info.ko_move`` / ``info.lost_move`` values that are not attack ids.
+_NOT_A_MOVE = {0: UNKNOWN_CAUSE, -1: SELF_DESTRUCT}
 #: A fight report's per-game figures (means over games), merged by :func:`merge_games`.
 GAME_MEANS = ("stocks_taken_per_game", "stocks_lost_per_game", "damage_dealt_per_game", "damage_taken_per_game")
 
@@ -78,22 +82,28 @@ class GameFigures:
     damage_taken_per_game: float
     """Damage taken (percent), mean per game."""
     ko_causes: dict[str, int]
-    """Stocks taken by the move that launched (:func:`ko_cause_names`; ``unknown``), most first."""
+    """Stocks taken by the move credited with the KO (:func:`ko_cause_names`; ``self_destruct``, ``unknown``),
+    most first."""
+    lost_causes: dict[str, int] = field(default_factory=dict)
+    """Stocks lost by the opponent's move credited with the KO (or ``self_destruct``, ``unknown``), most first."""
 
     def to_json(self) -> dict[str, Any]:
         return {"games": self.games, "wins": self.wins, "losses": self.losses, "draws": self.draws,
                 "win_rate": self.win_rate, "stocks_taken_per_game": self.stocks_taken_per_game,
                 "stocks_lost_per_game": self.stocks_lost_per_game, "damage_dealt_per_game": self.damage_dealt_per_game,
-                "damage_taken_per_game": self.damage_taken_per_game, "ko_causes": dict(self.ko_causes)}
+                "damage_taken_per_game": self.damage_taken_per_game, "ko_causes": dict(self.ko_causes),
+                "lost_causes": dict(self.lost_causes)}
 
     @classmethod
     def from_json(cls, d: dict[str, Any], where: str = "game figures") -> GameFigures:
-        causes = _field(d, "ko_causes", dict, where)
-        if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in causes.items()):
-            raise ValueError(f"{where}: field 'ko_causes' must map move names to KO counts, got {causes!r}")
+        causes = {"ko_causes": _field(d, "ko_causes", dict, where),
+                  "lost_causes": _field(d, "lost_causes", dict, where) if "lost_causes" in d else {}}  # older files
+        for key, c in causes.items():
+            if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in c.items()):
+                raise ValueError(f"{where}: field {key!r} must map move names to KO counts, got {c!r}")
         ints = {k: _field(d, k, int, where) for k in ("games", "wins", "losses", "draws")}
         floats = {k: float(_field(d, k, (int, float), where)) for k in ("win_rate", *GAME_MEANS)}
-        return cls(**ints, **floats, ko_causes=dict(causes))
+        return cls(**ints, **floats, **{k: dict(v) for k, v in causes.items()})
 
 
 @dataclass(frozen=True)
@@ -183,18 +193,31 @@ class EvalResult:
 
 
 
-def ko_cause_names() -> dict[int, str]:
-    """Fox's attack ids (the game's, from the arena's move table) -> the names ``ko_causes`` counts by."""
-    from melee_agent.arena.fight.moves import AGENT_COL, SLOT_NAMES, fight_table_cpu, row  # noqa: PLC0415
+def ko_cause_names(player: str = "agent") -> dict[int, str]:
+    """The game's attack ids -> the names ``ko_causes`` (``player="agent"``: Fox's moves) and ``lost_causes``
+    (``"opponent"``: Marth's) count by; -1 is ``self_destruct`` and 0 ``unknown``."""
+    from melee_agent.arena.fight.moves import AGENT_COL, CPU_COL, SLOT_NAMES, fight_table_cpu, row  # noqa: PLC0415
 
-    rename = {"down_b": "shine", "up_b": "firefox", "dash_grab": "grab", "jab1": "jab", "jab2": "jab", "jab3": "jab"}
+    col = {"agent": AGENT_COL, "opponent": CPU_COL}[player]
+    specials = ({"down_b": "shine", "up_b": "firefox", "side_b": "illusion"} if player == "agent" else
+                {"down_b": "counter", "up_b": "dolphin_slash", "side_b": "dancing_blade"})
+    rename = {**specials, "dash_grab": "grab", "jab1": "jab", "jab2": "jab", "jab3": "jab"}
     t = fight_table_cpu()
-    out: dict[int, str] = {}
+    out: dict[int, str] = dict(_NOT_A_MOVE)
     for slot, name in enumerate(SLOT_NAMES):
-        aid = int(t.attack_id[row(AGENT_COL, slot)])
+        aid = int(t.attack_id[row(col, slot)])
         if aid and aid not in out:
             out[aid] = rename.get(name.lower(), name.lower())
     return out
+
+
+def _count_causes(causes: list[dict[str, int]], happened: torch.Tensor, move: torch.Tensor | None,
+                  count: torch.Tensor, names: dict[int, str]) -> None:
+    """Add each environment's ``count`` stocks (where ``happened``) to its dict under the credited move's name."""
+    move = move if move is not None else torch.zeros_like(count)
+    for i, aid, n in zip(happened.nonzero().view(-1).tolist(), move[happened].tolist(), count[happened].tolist()):
+        name = names.get(int(aid), UNKNOWN_CAUSE)
+        causes[i][name] = causes[i].get(name, 0) + int(n)
 
 
 def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episodes: int, progress: bool = True,
@@ -215,7 +238,8 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
     rows: list[dict[str, Any]] = []
     running = {k: torch.zeros(B, device=env.device) for k in acc}
     causes: list[dict[str, int]] = [{} for _ in range(B)]  # per running episode: its KOs by cause
-    cause_names: dict[int, str] | None = None
+    lost: list[dict[str, int]] = [{} for _ in range(B)]  # ... and its lost stocks
+    names: dict[str, dict[int, str]] = {}
     bar = None
     if progress:
         from tqdm import tqdm  # noqa: PLC0415
@@ -233,13 +257,13 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
             running[k] += torch.where(ready, info[k].float(), 0.0)
         new_hit = info.hit & ready & (first_hit == 0)
         first_hit = torch.where(new_hit, info.episode_frame.float(), first_hit)
-        took = ready & (info.stocks_taken > 0)
-        if bool(took.any()):
-            cause_names = ko_cause_names() if cause_names is None else cause_names
-            last = info.agent_last_hit if info.agent_last_hit is not None else torch.zeros_like(info.stocks_taken)
-            for i, aid, n in zip(took.nonzero().view(-1).tolist(), last[took].tolist(), info.stocks_taken[took].tolist()):
-                name = cause_names.get(int(aid), UNKNOWN_CAUSE)
-                causes[i][name] = causes[i].get(name, 0) + int(n)
+        for who, tally, move, count in (("agent", causes, info.ko_move, info.stocks_taken),
+                                        ("opponent", lost, info.lost_move, info.stocks_lost)):
+            happened = ready & (count > 0)
+            if bool(happened.any()):
+                if who not in names:
+                    names[who] = ko_cause_names(who)
+                _count_causes(tally, happened, move, count, names[who])
         finished = done & counting
         if bool(finished.any()):
             idx = finished.nonzero().view(-1).tolist()
@@ -258,7 +282,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
                              "cut": float(cut[i]),
                              "seconds_to_first_hit": (hit_frame if hit_frame else ep_frames[i]) / FPS,
                              "game_over": float(over[i]), "result": float(result[i]) if over[i] else 0.0,
-                             "ko_causes": causes[i], **{k: vals[k][i] for k in running}})
+                             "ko_causes": causes[i], "lost_causes": lost[i], **{k: vals[k][i] for k in running}})
             if bar is not None:
                 bar.update(len(idx))
         done_count += done.long()
@@ -266,7 +290,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
             running[k] = torch.where(done, 0.0, running[k])
         first_hit = torch.where(done, 0.0, first_hit)
         for i in done.nonzero().view(-1).tolist():
-            causes[i] = {}
+            causes[i], lost[i] = {}, {}
     if bar is not None:
         bar.close()
     out = summarize(rows)
@@ -294,7 +318,8 @@ def summarize(rows: list[dict[str, Any]]) -> EvalResult:
                              stocks_taken_per_game=per_game("stocks_taken"), stocks_lost_per_game=per_game("stocks_lost"),
                              damage_dealt_per_game=per_game("damage_dealt"),
                              damage_taken_per_game=per_game("damage_taken"),
-                             ko_causes=sum_causes(r.get("ko_causes", {}) for r in games))
+                             ko_causes=sum_causes(r.get("ko_causes", {}) for r in games),
+                             lost_causes=sum_causes(r.get("lost_causes", {}) for r in games))
     return EvalResult(episodes=n, untouched_share=mean("untouched"),
                       episodes_cut=int(sum(r.get("cut", 0.0) for r in rows)),
                       mean_seconds_to_first_hit=mean("seconds_to_first_hit"), damage_taken=mean("damage_taken"),
@@ -313,7 +338,7 @@ def sum_causes(counts: Iterable[dict[str, int]]) -> dict[str, int]:
 
 def merge_games(results: list[EvalResult]) -> tuple[GameFigures | None, float | None]:
     """The fight figures of several reports (one per CPU level) as one: counts added, per-game means
-    weighted by games, ``ko_causes`` added; and the lowest win rate (``win_rate_worst_level``).
+    weighted by games, ``ko_causes`` and ``lost_causes`` added; and the lowest win rate (``win_rate_worst_level``).
     ``(None, None)`` where none has games."""
     fs = [r.fights for r in results if r.fights is not None and r.fights.games]
     if not fs:
@@ -322,5 +347,5 @@ def merge_games(results: list[EvalResult]) -> tuple[GameFigures | None, float | 
     wins, losses, draws = (sum(getattr(f, k) for f in fs) for k in ("wins", "losses", "draws"))
     means = {k: sum(getattr(f, k) * f.games for f in fs) / g for k in GAME_MEANS}
     merged = GameFigures(games=g, wins=wins, losses=losses, draws=draws, win_rate=wins / g, **means,
-                         ko_causes=sum_causes(f.ko_causes for f in fs))
+                         ko_causes=sum_causes(f.ko_causes for f in fs), lost_causes=sum_causes(f.lost_causes for f in fs))
     return merged, min(f.win_rate for f in fs)

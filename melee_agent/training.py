@@ -400,7 +400,8 @@ class TrainingRun:
         g9 = level_9.result.fights if level_9 is not None else None
         if g9 is not None:
             self.log(f"level 9, {g9.games} more games: won {g9.win_rate:.1%} "
-                     f"({g9.wins}-{g9.losses}-{g9.draws}); KOs by {g9.ko_causes}")
+                     f"({g9.wins}-{g9.losses}-{g9.draws}); KOs by {g9.ko_causes}; "
+                     f"stocks lost to {g9.lost_causes}")
         self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
                  f"curve: {run_dir / 'learning_curve.png'}")
         return final

@@ -51,9 +51,12 @@ class StepInfo(NamedTuple):
     agent_percent: torch.Tensor | None = None  # float32
     opponent_percent: torch.Tensor | None = None  # float32
     game_over: torch.Tensor | None = None  # bool: the game itself ended (no stocks left, or the clock)
-    # int64: the game's attack id of the agent's latest move that hit the opponent (fights; 0: none on
-    # record), what :func:`melee_agent.evaluate.evaluate` names a KO's cause by (``ko_causes``)
-    agent_last_hit: torch.Tensor | None = None
+    # int64, fights: the game's attack id credited with the opponent's latest KO (the agent's move that hit
+    # it last since it last stood on the ground; -1: it self-destructed; 0: unknown, an environment that
+    # does not track it), what :func:`melee_agent.evaluate.evaluate` names ``ko_causes`` by
+    ko_move: torch.Tensor | None = None
+    # int64, fights: the same for the agent's latest lost stock (the opponent's move), ``lost_causes``
+    lost_move: torch.Tensor | None = None
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):
@@ -68,7 +71,7 @@ def step_info(*, ready: Any, hit: Any, terminal: Any, truncated: Any, frames: An
               episode_return: Any, damage_taken: Any, damage_dealt: Any, stocks_lost: Any, stocks_taken: Any,
               final_obs: torch.Tensor, cpu_level: Any, agent_stocks: Any = 0, opponent_stocks: Any = 0,
               agent_percent: Any = 0.0, opponent_percent: Any = 0.0, game_over: Any = False,
-              agent_last_hit: Any = 0) -> StepInfo:
+              ko_move: Any = 0, lost_move: Any = 0) -> StepInfo:
     """The one constructor of :class:`StepInfo`: tensors (or numbers, for B = 1) in, fixed dtypes out.
 
     An environment that does not track the game's stocks and percent leaves them 0 (and
@@ -87,7 +90,7 @@ def step_info(*, ready: Any, hit: Any, terminal: Any, truncated: Any, frames: An
                     as_(stocks_lost, i), as_(stocks_taken, i), final_obs, as_(cpu_level, i).expand(n),
                     as_(agent_stocks, i).expand(n), as_(opponent_stocks, i).expand(n),
                     as_(agent_percent, f).expand(n), as_(opponent_percent, f).expand(n), as_(game_over, b).expand(n),
-                    as_(agent_last_hit, i).expand(n))
+                    as_(ko_move, i).expand(n), as_(lost_move, i).expand(n))
 
 
 StepResult = tuple[torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]  # (obs, reward, done, info)

@@ -19,7 +19,8 @@ def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge",
         a = torch.randint(0, env.num_actions, (env.num_envs,), generator=gen)
         obs, reward, done, info = env.step(a) if lockstep else env.step_async(a)
         out.append((obs, reward, done, info.ready, info["hit"], info["episode_frame"],
-                    env.state.players.action.clone(), env.state.players.stock.clone(), info.agent_last_hit,
+                    env.state.players.action.clone(), env.state.players.stock.clone(),
+                    torch.stack((info.ko_move, info.lost_move)),
                     info.stocks_taken, env.state.players.percent.clone()))
     return out
 
@@ -40,12 +41,12 @@ def test_compiled_fights_play_the_same_games_as_eager():
     """A compiled fight plays each frame and the end of its decisions as one graph (frame_and_end), with the
     CPU of levels 1, 5 and 9 side by side (each level's table is a tensor the graph reads)."""
     eager, fused = (_play(c, 300, lockstep=False, game="fight", cpu_level=[1, 5, 9]) for c in (False, True))
-    assert any(bool((e[7] < 4).any()) for e in eager) and any(bool((e[8] > 0).any()) for e in eager)  # KOs, hits
+    assert any(bool((e[7] < 4).any()) for e in eager) and any(bool((e[8] > 0).any()) for e in eager)  # KOs, credited ones
     for e, c in zip(eager, fused):
         torch.testing.assert_close(c[0], e[0], atol=1e-5, rtol=0)
         torch.testing.assert_close(c[1], e[1])
         torch.testing.assert_close(c[10], e[10], atol=1e-4, rtol=0)  # percent
-        for k in range(2, 10):  # done, ready, hit, episode frame, actions, stocks, last hit, stocks taken
+        for k in range(2, 10):  # done, ready, hit, episode frame, actions, stocks, KO credits, stocks taken
             assert torch.equal(c[k], e[k]), k
 
 

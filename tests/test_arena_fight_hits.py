@@ -82,3 +82,29 @@ def test_stale_moves_deal_less():
     place(env, AGENT, position_x=0.0, facing=1.0)
     second = frames(env, 40, fox_first={"a": 1})[0, CPU].item()
     assert first == 4.0 and second == pytest.approx(4.0 * (1 - 0.09))  # SmashWiki: the last move stales by 9%
+
+
+def test_a_hit_puts_its_move_on_ko_credit_until_the_victim_stands_again():
+    from melee_agent.evaluate import ko_cause_names
+
+    fsmash = {v: k for k, v in ko_cause_names().items()}["fsmash"]
+    env = fight()
+    place(env, AGENT, position_x=0.0, facing=1.0)
+    place(env, CPU, position_x=9.0, facing=-1.0, percent=10.0)
+    assert env.state.fight.ko_credit[0].tolist() == [-1.0, -1.0]  # a new game: nothing on credit
+    frames(env, 1, fox_first={"a": 1, "sx": 1.0})
+    for _ in range(30):  # the fsmash connects: its attack id is on Marth's credit, through hitlag and flight
+        frames(env, 1)
+        if env.state.players.hitstun_frames_left[0, CPU] > 0:
+            break
+    assert env.state.fight.ko_credit[0, CPU].item() == fsmash
+    assert env.state.fight.ko_credit[0, AGENT].item() == -1.0  # Fox was not hit
+    for _ in range(600):  # Marth flies, falls and lands (the CPU's reactions are irrelevant here)
+        if env.state.players.hitstun_frames_left[0, CPU] <= 0 and env.state.players.on_ground[0, CPU] > 0:
+            break
+        assert env.state.fight.ko_credit[0, CPU].item() == fsmash
+        frames(env, 1)
+    else:
+        raise AssertionError("Marth never stood again")
+    frames(env, 1)
+    assert env.state.fight.ko_credit[0, CPU].item() == -1.0  # standing again: the credit is gone

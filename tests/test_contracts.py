@@ -26,7 +26,8 @@ DTYPES = {"ready": torch.bool, "hit": torch.bool, "terminal": torch.bool, "trunc
           "damage_taken": torch.float32, "damage_dealt": torch.float32, "stocks_lost": torch.long,
           "stocks_taken": torch.long, "final_obs": torch.float32, "cpu_level": torch.long,
           "agent_stocks": torch.long, "opponent_stocks": torch.long, "agent_percent": torch.float32,
-          "opponent_percent": torch.float32, "game_over": torch.bool, "agent_last_hit": torch.int64}
+          "opponent_percent": torch.float32, "game_over": torch.bool, "ko_move": torch.int64,
+          "lost_move": torch.int64}
 
 
 def _check_info(info: StepInfo, B: int) -> None:

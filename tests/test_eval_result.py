@@ -13,7 +13,7 @@ from melee_agent.evaluate import EvalResult, GameFigures, evaluate
 DODGE_KEYS = {"episodes", "untouched_share", "episodes_cut", "mean_seconds_to_first_hit", "damage_taken",
               "damage_dealt", "stocks_lost", "stocks_taken"}
 GAME_KEYS = {"games", "wins", "losses", "draws", "win_rate", "stocks_taken_per_game", "stocks_lost_per_game",
-             "damage_dealt_per_game", "damage_taken_per_game", "ko_causes"}
+             "damage_dealt_per_game", "damage_taken_per_game", "ko_causes", "lost_causes"}
 
 
 def dodge(share: float = 0.5) -> EvalResult:
@@ -24,7 +24,8 @@ def dodge(share: float = 0.5) -> EvalResult:
 def fight(win_rate: float) -> EvalResult:
     g = GameFigures(games=4, wins=int(4 * win_rate), losses=4 - int(4 * win_rate), draws=0, win_rate=win_rate,
                     stocks_taken_per_game=2.5, stocks_lost_per_game=3.0, damage_dealt_per_game=250.0,
-                    damage_taken_per_game=300.5, ko_causes={"fsmash": 6, "unknown": 4})
+                    damage_taken_per_game=300.5, ko_causes={"fsmash": 6, "unknown": 4},
+                    lost_causes={"self_destruct": 7, "fsmash": 5})
     return EvalResult(episodes=4, untouched_share=0.0, episodes_cut=0, mean_seconds_to_first_hit=3.0,
                       damage_taken=300.5, damage_dealt=250.0, stocks_lost=3.0, stocks_taken=2.5, fights=g)
 

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -24,60 +25,79 @@ from melee_agent.workers.play import SegmentPlayer
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME_KEYS = ("games", "win_rate", "wins", "losses", "draws", "stocks_taken_per_game", "stocks_lost_per_game",
-             "damage_dealt_per_game", "damage_taken_per_game", "ko_causes")
+             "damage_dealt_per_game", "damage_taken_per_game", "ko_causes", "lost_causes")
 
 
 def fight_arena(n: int = 4) -> Arena:
     return Arena(n, cpu_level=9, seed=0, game="fight", action_set="fight", reward="fight")
 
 
-def last_stock_beyond_the_blast_zone(env: Arena, attack_id: int) -> None:
-    """Marth on his last stock past the right blast zone (a KO next frame: the game ends, Fox wins), with
-    ``attack_id`` as Fox's latest move that hit."""
-    env.state = with_player(env.state, CPU, stock=1.0, position_x=300.0, on_ground=0.0)
-    env.state = with_player(env.state, AGENT, percent=20.0)
-    stale = env.state.fight.stale.clone()
-    stale[:, AGENT, 0] = float(attack_id)
-    env.state = env.state._replace(fight=env.state.fight._replace(stale=stale))
+def last_stock_beyond_the_blast_zone(env: Arena, attack_id: int, who: int = CPU) -> None:
+    """``who`` on its last stock past the right blast zone (a KO next frame: the game ends), with ``attack_id``
+    the other's move on its KO credit (-1: none, a self-destruct)."""
+    env.state = with_player(env.state, who, stock=1.0, position_x=300.0, on_ground=0.0)
+    env.state = with_player(env.state, 1 - who, percent=20.0)
+    credit = env.state.fight.ko_credit.clone()
+    credit[:, who] = float(attack_id)
+    env.state = env.state._replace(fight=env.state.fight._replace(ko_credit=credit))
 
 
-def test_ko_causes_name_the_move_that_launched_and_the_game_keys_are_reported():
-    names = {v: k for k, v in ko_cause_names().items()}
-    env = fight_arena(4)
-    noop = env.noop_index
+def _noop_after(env: Arena, arm) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A noop policy that calls ``arm()`` once, after evaluate's reset (the next frame ends every game)."""
     armed = []
 
     def policy(obs: torch.Tensor) -> torch.Tensor:
-        if not armed:  # after evaluate's reset: the next frame ends every game
-            last_stock_beyond_the_blast_zone(env, names["fsmash"])
+        if not armed:
+            arm()
             armed.append(True)
-        return torch.full((obs.shape[0],), noop, dtype=torch.long)
+        return torch.full((obs.shape[0],), env.noop_index, dtype=torch.long)
 
-    r = evaluate(env, policy, 4, progress=False)
+    return policy
+
+
+def test_ko_causes_name_the_move_on_credit_and_the_game_keys_are_reported():
+    names = {v: k for k, v in ko_cause_names().items()}
+    env = fight_arena(4)
+    r = evaluate(env, _noop_after(env, lambda: last_stock_beyond_the_blast_zone(env, names["fsmash"])), 4,
+                 progress=False)
     assert all(k in r.to_json() for k in GAME_KEYS)
     g = r.fights
     assert g is not None and g.games == 4 and g.wins == 4 and g.win_rate == 1.0
     assert g.stocks_taken_per_game == 1.0 and g.stocks_lost_per_game == 0.0
-    assert g.ko_causes == {"fsmash": 4}
+    assert g.ko_causes == {"fsmash": 4} and g.lost_causes == {}
 
 
-def test_a_ko_with_no_move_on_record_is_unknown_and_levels_merge():
+def test_stocks_lost_are_named_by_the_opponents_move_or_a_self_destruct():
+    by_id = ko_cause_names("opponent")
+    assert by_id[-1] == "self_destruct" and "dolphin_slash" in by_id.values() and "firefox" not in by_id.values()
+    marth = {v: k for k, v in by_id.items()}
+    env = fight_arena(3)
+    r = evaluate(env, _noop_after(env, lambda: last_stock_beyond_the_blast_zone(env, marth["fsmash"], AGENT)), 3,
+                 progress=False)
+    assert r.fights is not None and r.fights.losses == 3 and r.fights.lost_causes == {"fsmash": 3}
+    assert r.fights.ko_causes == {}
     env = fight_arena(2)
-    armed = []
+    r = evaluate(env, _noop_after(env, lambda: last_stock_beyond_the_blast_zone(env, -1, AGENT)), 2, progress=False)
+    assert r.fights is not None and r.fights.lost_causes == {"self_destruct": 2}
+    assert EvalResult.from_json(r.to_json()).fights.lost_causes == {"self_destruct": 2}
 
-    def policy(obs):
-        if not armed:
-            last_stock_beyond_the_blast_zone(env, 0)
-            armed.append(True)
-        return torch.zeros(obs.shape[0], dtype=torch.long)
 
-    r = evaluate(env, policy, 2, progress=False)
+def test_a_ko_with_no_credit_is_a_self_destruct_an_unrecorded_one_unknown_and_levels_merge():
+    env = fight_arena(2)
+    r = evaluate(env, _noop_after(env, lambda: last_stock_beyond_the_blast_zone(env, -1)), 2, progress=False)
+    assert r.fights is not None and r.fights.ko_causes == {"self_destruct": 2}
+    env = fight_arena(2)
+    r = evaluate(env, _noop_after(env, lambda: last_stock_beyond_the_blast_zone(env, 0)), 2, progress=False)
     assert r.fights is not None and r.fights.ko_causes == {"unknown": 2}
     other = dataclasses.replace(r, fights=dataclasses.replace(r.fights, games=2, wins=0, losses=2, draws=0,
-                                                              win_rate=0.0, ko_causes={"bair": 1}))
+                                                              win_rate=0.0, ko_causes={"bair": 1},
+                                                              lost_causes={"fsmash": 2}))
     m, worst = merge_games([r, other])
     assert m is not None and m.games == 4 and m.win_rate == 0.5 and worst == 0.0
-    assert m.ko_causes == {"unknown": 2, "bair": 1}
+    assert m.ko_causes == {"unknown": 2, "bair": 1} and m.lost_causes == {"fsmash": 2}
+    old = r.to_json()
+    del old["lost_causes"]  # eval.json files from before lost_causes still read
+    assert EvalResult.from_json(old).fights.lost_causes == {}
 
 
 def test_ko_cause_names_cover_foxs_attacks():

@@ -139,7 +139,7 @@ class FrameAndEnd(NamedTuple):
 
     step: FrameStep  # the frame, its ``state`` being ``end.state`` (the frame's own is not kept)
     end: DecisionEnd  # the state to keep (ready decisions closed, finished games reset) and what they report
-    last_hit: torch.Tensor  # [B]: the agent's latest move that hit (its stale queue's front), 0 in dodging
+    ko_cause: torch.Tensor  # [B, 2]: the move credited with each player's latest KO (FightState.ko_cause), 0 in dodging
 
 
 def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc: Totals, cur: torch.Tensor,
@@ -152,7 +152,15 @@ def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, a
     after every frame.
     """
     f = frame_async(state, start, actions, acc, cur, mf, c)
-    last_hit = f.state.fight.stale[:, AGENT, 0] if f.state.fight is not None else torch.zeros_like(f.frame)
+    ko_cause = ko_causes(f.state)
     end = finish_decision(f.state, f.ready, f.done, f.action.float(), f.totals.reward, T, num_actions, c.seed, c.mix,
                           c.neutral, True)
-    return FrameAndEnd(f._replace(state=end.state), end, last_hit)
+    return FrameAndEnd(f._replace(state=end.state), end, ko_cause)
+
+
+def ko_causes(state: EnvState) -> torch.Tensor:
+    """``[B, 2]``: the attack id credited with each player's latest KO (-1: a self-destruct), read before a
+    finished game resets; zeros (unknown) in the dodging game, which keeps no credit."""
+    if state.fight is None:
+        return torch.zeros_like(state.players.stock)
+    return state.fight.ko_cause.clone()

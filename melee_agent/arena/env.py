@@ -35,7 +35,7 @@ import torch
 
 from melee_agent.actions import get_action_set
 from melee_agent.arena import storage
-from melee_agent.arena.async_step import FrameConsts, MacroProgress, Totals, frame_and_end, frame_async
+from melee_agent.arena.async_step import FrameConsts, MacroProgress, Totals, frame_and_end, frame_async, ko_causes
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
@@ -148,14 +148,13 @@ class Arena:
     def _finish(self, ready: torch.Tensor, done: torch.Tensor, action: torch.Tensor, acc: Totals,
                 terminal: torch.Tensor, truncated: torch.Tensor) -> StepResult:
         c = self._consts
-        # The agent's latest move that hit (its stale queue's front), read before a finished game resets.
-        last_hit = self.state.fight.stale[:, AGENT, 0] if self.state.fight is not None else 0
+        ko_cause = ko_causes(self.state)  # before a finished game resets
         out = self._finish_decision(self.state, ready, done, action.float(), acc.reward, self.T, self.num_actions,
                                     c.seed, c.mix, c.neutral, self.compiled)
-        return self._report(out, ready, done, acc, terminal, truncated, last_hit)
+        return self._report(out, ready, done, acc, terminal, truncated, ko_cause)
 
     def _report(self, out: storage.DecisionEnd, ready: torch.Tensor, done: torch.Tensor, acc: Totals,
-                terminal: torch.Tensor, truncated: torch.Tensor, last_hit: torch.Tensor | int) -> StepResult:
+                terminal: torch.Tensor, truncated: torch.Tensor, ko_cause: torch.Tensor) -> StepResult:
         """Keep the state after a decision's end and report it as ``(obs, reward, done, info)``."""
         c = self._consts
         self.state = out.state
@@ -166,7 +165,8 @@ class Arena:
                          damage_taken=acc.damage_taken, damage_dealt=acc.damage_dealt, stocks_lost=acc.stocks_lost,
                          stocks_taken=acc.stocks_taken, final_obs=out.final, cpu_level=out.cpu_level,
                          agent_stocks=stock[:, AGENT], opponent_stocks=stock[:, CPU], agent_percent=percent[:, AGENT],
-                         opponent_percent=percent[:, CPU], game_over=game_over, agent_last_hit=last_hit)
+                         opponent_percent=percent[:, CPU], game_over=game_over,
+                         ko_move=ko_cause[:, CPU], lost_move=ko_cause[:, AGENT])
         return out.next, acc.reward, done, info
 
     @torch.inference_mode()
@@ -217,7 +217,7 @@ class Arena:
                     break
                 start = torch.zeros_like(start)
             self._macro = MacroProgress(f.ready, cur, mf, acc)
-            return self._report(fe.end, f.ready, f.done, acc, f.terminal, f.truncated, fe.last_hit)
+            return self._report(fe.end, f.ready, f.done, acc, f.terminal, f.truncated, fe.ko_cause)
         while True:
             f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
             self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame

@@ -69,6 +69,14 @@ def _shields(ps: PlayerState, T: FightTable) -> PlayerState:
     return start(ps, broken, slot_row(T, Slot.SHIELD_BREAK), T)
 
 
+def _landed_clears_credit(ps: PlayerState, fs: FightState) -> FightState:
+    """A fighter standing on the ground again, out of hitstun and hitlag with no launch pending, clears
+    the KO credit (SmashWiki "Self-destruct": in Melee the credit resets when the character touches the
+    ground; a grounded hit keeps it through its hitlag and launch)."""
+    landed = (ps.on_ground > 0) & (ps.hitstun_frames_left <= 0) & (fs.hitlag_left <= 0) & (fs.launch_kb <= 0)
+    return fs._replace(ko_credit=torch.where(landed, -1.0, fs.ko_credit))
+
+
 def beyond(ps: PlayerState) -> Tensor:
     """``[B, 2]``: past a blast zone."""
     x, y = ps.position_x, ps.position_y
@@ -80,6 +88,8 @@ def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: T
     lost, a respawn with 120 frames of invincibility."""
     x = ps.position_x
     ko = beyond(ps) | was_beyond
+    # Who gets the KO: the move on credit (-1: none, a self-destruct), kept past the respawn.
+    fs = fs._replace(ko_cause=torch.where(ko, fs.ko_credit, fs.ko_cause))
     # The revival platform is left out: the fighter reappears standing at its spawn spot (as in the dodging arena).
     reset = dict(position_y=0.0, speed_x=0.0, speed_y=0.0, speed_x_attack=0.0, speed_y_attack=0.0, percent=0.0,
                  on_ground=1.0, jumps_left=2.0, hitstun_frames_left=0.0, fast_falling=0.0, hit_done=0.0,
@@ -88,7 +98,8 @@ def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: T
                      **{k: torch.where(ko, v, getattr(ps, k)) for k, v in reset.items()})
     ps = set_free(ps, ko, STANDING)
     fresh = fs.fresh()
-    keep = ("stale", "a_held", "b_held", "z_held", "shield_held", "stick_x_prev", "stick_y_prev", "cpu_plan", "cpu_timer")
+    keep = ("stale", "a_held", "b_held", "z_held", "shield_held", "stick_x_prev", "stick_y_prev", "cpu_plan", "cpu_timer",
+            "ko_cause")
     fs = fs._replace(**{k: torch.where(ko, getattr(fresh, k), getattr(fs, k)) for k in fs._fields if k not in keep})
     return ps, fs, ko
 
@@ -111,6 +122,7 @@ def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tens
     ps, fs, damage = hits.resolve(ps, fs, T, frozen)
     ps, fs = hits.apply_launch(ps, fs, pad)
     ps = _shields(ps, T)
+    fs = _landed_clears_credit(ps, fs)
     ps, fs, ko = _blast_zones(ps, fs, spawn_x, torch.zeros_like(frozen) if was_beyond is None else was_beyond)
     return FrameResult(state._replace(players=contiguous(ps), fight=FightState(*(t.contiguous() for t in fs))),
                        damage, ko)

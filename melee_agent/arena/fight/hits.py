@@ -155,7 +155,8 @@ def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor) -> H
         speed_y_attack=torch.where(launch, 0.0, ps.speed_y_attack),
         fast_falling=torch.where(launch, 0.0, ps.fast_falling),
         facing=torch.where(launch & (face_att != 0), face_att, ps.facing))
-    fs = fs._replace(launch_kb=torch.where(launch, kb, fs.launch_kb),
+    fs = fs._replace(ko_credit=torch.where(body, aid, fs.ko_credit),
+                     launch_kb=torch.where(launch, kb, fs.launch_kb),
                      launch_angle=torch.where(launch, angle, fs.launch_angle),
                      launch_dir=torch.where(launch, att_face, fs.launch_dir),
                      helpless=torch.where(launch, 0.0, fs.helpless))
@@ -211,6 +212,7 @@ def _throws(ps: PlayerState, fs: FightState, T: FightTable) -> tuple[PlayerState
     # The launch starts at once (no hitlag for a throw: guess), with the victim's DI.
     fs = fs._replace(launch_kb=torch.where(go, kb, fs.launch_kb), launch_angle=torch.where(go, angle, fs.launch_angle),
                      launch_dir=torch.where(go, other(ps.facing, T), fs.launch_dir),
+                     ko_credit=torch.where(go, aid, fs.ko_credit),
                      stale=push_stale(fs.stale, other(aid, T), other(go, T)))
     # The thrown fighter shows its thrown action meanwhile (libmelee THROWN_FORWARD ... THROWN_DOWN).
     base = other(slot_row(T, 0), T)

@@ -52,6 +52,12 @@ class FightState(NamedTuple):
     """Frames before the ledge can be caught again (after letting go)."""
     aim: Tensor
     """The firefox's angle in radians, read from the stick when its charge ends."""
+    ko_credit: Tensor
+    """The game's attack id of the opponent's latest hit on this player since it last stood on the ground,
+    free (-1: none). A KO credits that move; with none it is a self-destruct (SmashWiki "Self-destruct": in
+    Melee the credit resets once the character touches the ground)."""
+    ko_cause: Tensor
+    """``ko_credit`` at this player's latest KO (-1: a self-destruct; before any KO, -1 too)."""
     cpu_plan: Tensor
     """[B] the CPU's current plan (see :mod:`.marth_cpu`)."""
     cpu_timer: Tensor
@@ -64,13 +70,17 @@ class FightState(NamedTuple):
             shape = (num_envs, 2, STALE_QUEUE) if name == "stale" else (
                 (num_envs,) if name.startswith("cpu_") else (num_envs, 2))
             fields[name] = torch.zeros(shape, device=device)
-        fields["launch_dir"] = fields["launch_dir"] + 1.0
+        for name, value in _START.items():
+            fields[name] = fields[name] + value
         return cls(**fields)
 
     def fresh(self) -> FightState:
         """A new game's values, shaped as this state."""
-        return FightState(*(torch.ones_like(v) if name == "launch_dir" else torch.zeros_like(v)
-                            for name, v in zip(self._fields, self)))
+        return FightState(*(torch.zeros_like(v) + _START.get(name, 0.0) for name, v in zip(self._fields, self)))
+
+
+#: Fields that do not start at 0.
+_START = {"launch_dir": 1.0, "ko_credit": -1.0, "ko_cause": -1.0}
 
 
 class Pad(NamedTuple):
