@@ -81,16 +81,22 @@ def learning_curve(points: list[dict[str, Any]], baselines: dict[str, float], ti
         ax.legend(fontsize=8, loc="center right")
 
 
-def per_level_bars(rows: list[dict[str, Any]], title: str, path: str | Path) -> None:
-    """Bar chart of the untouched share per CPU level."""
+#: What :func:`per_level_bars` can plot, and its axis label.
+LEVEL_BAR_KEYS = {"untouched_share": "untouched for a minute (%)", "win_rate": "games won (%)"}
+
+
+def per_level_bars(rows: list[dict[str, Any]], title: str, path: str | Path, key: str = "untouched_share") -> None:
+    """Bar chart of a share per CPU level: the untouched share (dodging) or the win rate (fights)."""
+    if key not in LEVEL_BAR_KEYS:
+        raise ValueError(f"per_level_bars plots {' or '.join(LEVEL_BAR_KEYS)}, not {key!r}")
     with figure(path, (6, 3.5), title) as ax:
         levels = [r["cpu_level"] for r in rows]
-        share = [100 * r["untouched_share"] for r in rows]
+        share = [100 * r[key] for r in rows]
         ax.bar(levels, share, color=BLUE)
         for lv, s in zip(levels, share):
             ax.text(lv, s + 1, f"{s:.0f}", ha="center", fontsize=8)
         ax.set_xticks(levels)
         ax.set_ylim(0, 105)
         ax.set_xlabel("CPU level")
-        ax.set_ylabel("untouched for a minute (%)")
+        ax.set_ylabel(LEVEL_BAR_KEYS[key])
         ax.grid(axis="y", alpha=0.3)

@@ -171,6 +171,25 @@ def test_eval_json_for_fights_has_the_design_keys(tmp_path):
     assert r["games"] == 2 and set(r["per_level"]) == {"8", "9"}
     assert all(k in r["per_level"]["9"] for k in GAME_KEYS)
     assert isinstance(r["ko_causes"], dict) and "win rate" in proc.stdout
+    # Random loses all 8 stocks of its 2 games: the lost stocks are counted, by cause, and printed.
+    assert sum(r["lost_causes"].values()) == 8 and "stocks lost to: " in proc.stdout
+    assert Path(r["plot"]).is_file()  # the bars of games won per level
+
+
+def test_the_eval_table_names_the_causes_and_fights_plot_their_win_rate(tmp_path):
+    from melee_agent.cli.eval import format_causes
+    from melee_agent.plots import per_level_bars
+
+    g = GameFigures(games=2, wins=1, losses=1, draws=0, win_rate=0.5, stocks_taken_per_game=2.0,
+                    stocks_lost_per_game=2.5, damage_dealt_per_game=300.0, damage_taken_per_game=320.0,
+                    ko_causes={"usmash": 3, "bair": 1}, lost_causes={"self_destruct": 5})
+    assert format_causes(g) == "KOs by: usmash 3 (75%), bair 1 (25%)\nstocks lost to: self_destruct 5 (100%)"
+    rows = [{"cpu_level": 1, "win_rate": 1.0, "untouched_share": 0.0}, {"cpu_level": 9, "win_rate": 0.5,
+                                                                     "untouched_share": 0.0}]
+    per_level_bars(rows, "fights", tmp_path / "bars.png", key="win_rate")
+    assert (tmp_path / "bars.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="not 'stocks'"):
+        per_level_bars(rows, "fights", tmp_path / "x.png", key="stocks")
 
 
 @pytest.mark.slow

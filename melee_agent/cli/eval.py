@@ -19,7 +19,7 @@ from typing import Any
 from melee_agent.config import Config, default_run_dir, env_levels
 from melee_agent.files import atomic_write_json
 from melee_agent.envs import ENVS, eval_config, make_env, make_eval_env
-from melee_agent.evaluate import EvalResult, evaluate, merge_games
+from melee_agent.evaluate import EvalResult, GameFigures, evaluate, merge_games
 from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
 from melee_agent.cli.common import add_common, config_from_args
@@ -146,6 +146,15 @@ def format_games(rows: list[LevelRow]) -> str:
     return "\n".join(lines)
 
 
+def format_causes(g: GameFigures) -> str:
+    """Two lines: the stocks taken by the move credited (``ko_causes``) and the stocks lost (``lost_causes``)."""
+    def line(counts: dict[str, int]) -> str:
+        total = sum(counts.values())
+        return ", ".join(f"{k} {v} ({v / total:.0%})" for k, v in counts.items()) if total else "none"
+
+    return f"KOs by: {line(g.ko_causes)}\nstocks lost to: {line(g.lost_causes)}"
+
+
 def run(args: argparse.Namespace) -> int:
     overrides = list(args.set)
     if args.env:
@@ -163,6 +172,9 @@ def run(args: argparse.Namespace) -> int:
     what = "whole games (4 stocks, 8:00)" if cfg.env.game == "fight" else "one-minute episodes"
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
     print(format_table(rows))
+    games, _ = merge_games([r.result for r in rows])
+    if games is not None and (games.ko_causes or games.lost_causes):
+        print(format_causes(games))
     docs = [r.to_json() for r in rows]
     if len(rows) == 1:
         out: dict[str, Any] = docs[0]
@@ -179,7 +191,9 @@ def run(args: argparse.Namespace) -> int:
                **({"win_rate_worst_level": worst_win_rate} if worst_win_rate is not None else {})}
     if len(rows) > 1:
         plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else "eval-levels.png")
-        per_level_bars(docs, f"{args.policy} vs {cfg.env.env} CPU: untouched share per level", plot)
+        fights = all("win_rate" in d for d in docs)
+        key, what = ("win_rate", "games won") if fights else ("untouched_share", "untouched share")
+        per_level_bars(docs, f"{args.policy} vs {cfg.env.env} CPU: {what} per level", plot, key=key)
         out["plot"] = plot
         print(f"plot written to {plot}")
     if replays is not None:
