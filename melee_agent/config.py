@@ -303,6 +303,12 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
         _apply(cfg, section, key.strip(), _parse_value(text.strip()), f"--set {item}")
     if cfg.train.eval_envs < 1:
         raise ConfigError(f"train.eval_envs must be at least 1, got {cfg.train.eval_envs}")
+    weights, levels = cfg.env.level_weights, cfg.env.cpu_levels
+    if weights and len(weights) != len(levels):
+        # Caught here, not in a worker that would die on it: `--set env.cpu_levels=[9]` on a weighted config.
+        raise ConfigError(f"env.level_weights has {len(weights)} weights, one per level of env.cpu_levels, but "
+                          f"env.cpu_levels is {levels}: give one weight per level, or env.level_weights=[] "
+                          "for equal weights")
     if cfg.env.env == "dolphin":
         check_dolphin_config(cfg.dolphin, str(path) if path is not None else "config")
     return cfg

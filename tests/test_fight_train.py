@@ -202,7 +202,7 @@ def test_train_config_fight_end_to_end(tmp_path):
     sets = ["replay.capacity=20000", "replay.block_size=500", "learner.batch_size=32", "learner.target_sync=200",
             "learner.metrics_every=10", "worker.envs=8", "worker.segment_seconds=5", "worker.upload_rows=500",
             "manager.burn_in=500", "manager.publish_every=50", "manager.checkpoint_every=200",
-            "env.clock_frames=600", "env.cpu_levels=[2, 9]", "train.progress_eval_episodes=2",
+            "env.clock_frames=600", "env.cpu_levels=[2, 9]", "env.level_weights=[]", "train.progress_eval_episodes=2",
             "train.final_games_per_level=1", "train.final_games_level_9=2",
             "env.compile_eval=false", "env.compile=false"]  # compiling takes minutes; it has its own tests
     proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "train", "--config", "fight", "--minutes",

@@ -125,6 +125,11 @@ def test_config_lists_round_trip_and_bad_values_name_the_key():
         load_config(None, ["env.cpu_levels=9"])
     with pytest.raises(ConfigError, match="env.cpu_levels must hold integers"):
         load_config(None, ["env.cpu_levels=[1.5]"])
+    # A weighted config's levels overridden alone: refused at load, naming the fix (a worker would die on it).
+    with pytest.raises(ConfigError, match=r"9 weights.*env.cpu_levels is \[2, 9\].*env.level_weights=\[\]"):
+        load_config("fight", ["env.cpu_levels=[2, 9]"])
+    assert load_config("fight", ["env.cpu_levels=[2, 9]", "env.level_weights=[]"]).env.level_weights == []
+    assert load_config("fight", ["env.cpu_levels=[2, 9]", "env.level_weights=[1, 3]"]).env.level_weights == [1.0, 3.0]
     env = make_env(cfg, num_envs=3)
     assert env.cpu_level == (1, 5, 9)
     assert make_env(cfg, num_envs=3, cpu_level=4).cpu_level == 4
