@@ -79,7 +79,6 @@ def dodger_policy(action_set: str, reach: float = 45.0, dash_reach: float = 70.0
     return act
 
 
-#: The action sets the scripted fighter plays.
 def fighter_policy(action_set: str) -> Policy:
     """A scripted Fox for fights: it approaches, hits and recovers (``basic`` or ``fight`` actions).
 

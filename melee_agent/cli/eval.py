@@ -172,16 +172,15 @@ def run(args: argparse.Namespace) -> int:
     what = "whole games (4 stocks, 8:00)" if cfg.env.game == "fight" else "one-minute episodes"
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
     print(format_table(rows))
-    games, _ = merge_games([r.result for r in rows])
+    results = [r.result for r in rows]
+    games, worst_win_rate = merge_games(results)
     if games is not None and (games.ko_causes or games.lost_causes):
         print(format_causes(games))
     docs = [r.to_json() for r in rows]
     if len(rows) == 1:
         out: dict[str, Any] = docs[0]
     else:
-        results = [r.result for r in rows]
         n = sum(r.episodes for r in results)
-        games, worst_win_rate = merge_games(results)
         out = {"policy": args.policy, "env": cfg.env.env, "cpu_level": levels, "episodes": n,
                **{k: sum(getattr(r, k) * r.episodes for r in results) / n for k in METRICS},
                "episodes_cut": sum(r.episodes_cut for r in results), "levels": docs,
@@ -192,8 +191,8 @@ def run(args: argparse.Namespace) -> int:
     if len(rows) > 1:
         plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else "eval-levels.png")
         fights = all("win_rate" in d for d in docs)
-        key, what = ("win_rate", "games won") if fights else ("untouched_share", "untouched share")
-        per_level_bars(docs, f"{args.policy} vs {cfg.env.env} CPU: {what} per level", plot, key=key)
+        key, label = ("win_rate", "games won") if fights else ("untouched_share", "untouched share")
+        per_level_bars(docs, f"{args.policy} vs {cfg.env.env} CPU: {label} per level", plot, key=key)
         out["plot"] = plot
         print(f"plot written to {plot}")
     if replays is not None:

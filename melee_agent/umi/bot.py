@@ -106,9 +106,9 @@ class MeleeAgentBot(umi.Bot):
 
     @property
     def trained_delay(self) -> int | None:
-        """The input delay the model file says it trained under (None: the file does not say)."""
-        value = self.meta.get("delay_frames")
-        return None if value is None else int(value)
+        """The input delay the model file says it trained under (None: the file does not say), as
+        :func:`melee_agent.model.model_from_bytes` read it."""
+        return self.meta.get("delay_frames")
 
     def initial_state(self, n: int) -> dict[str, np.ndarray]:
         """A new game's memory: no macro under way, previous action 0 (as an arena episode starts)."""
