@@ -1,10 +1,13 @@
-"""`launch local`: N worker processes with their indices; a worker that dies is restarted."""
+"""`launch local`: N worker processes with their indices; a worker that dies is restarted, one that
+keeps dying at its start stops the fleet."""
 
 from __future__ import annotations
 
 import time
 
-from melee_agent.workers.launch_local import LocalFleet
+import pytest
+
+from melee_agent.workers.launch_local import FleetError, LocalFleet
 
 
 def test_fleet_gives_each_worker_its_index_and_restarts_the_dead(tmp_path):
@@ -29,3 +32,41 @@ def test_fleet_gives_each_worker_its_index_and_restarts_the_dead(tmp_path):
         fleet.stop(timeout=10)
     assert all(p.poll() is not None for p in fleet.procs)
     assert (tmp_path / "worker-0.log").exists() and (tmp_path / "worker-1.log").exists()
+
+
+def _poll_until(fleet, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        fleet.poll()
+        time.sleep(0.05)
+
+
+def test_a_worker_that_keeps_dying_at_start_stops_the_fleet_with_its_log(tmp_path):
+    # A config no worker can load: every worker exits at once, with the reason in its log.
+    fleet = LocalFleet("http://127.0.0.1:9", 1, ["--config", "no-such-config"], log_dir=tmp_path,
+                       restart_delay=0.0, crash_loop=3)
+    fleet.start()
+    try:
+        with pytest.raises(FleetError) as e:
+            _poll_until(fleet, 120)
+    finally:
+        fleet.stop(timeout=10)
+    assert fleet.restarts == [2]  # started once, restarted twice, not a fourth time
+    msg = str(e.value)
+    assert "worker 0 exited with code 2 3 times in a row" in msg
+    assert "no-such-config" in msg and str(tmp_path / "worker-0.log") in msg
+
+
+def test_deaths_after_a_long_life_are_restarted_for_ever(tmp_path):
+    # quick_seconds = 0: no death counts as a quick one, so the same crashing worker is restarted on.
+    fleet = LocalFleet("http://127.0.0.1:9", 1, ["--config", "no-such-config"], log_dir=tmp_path,
+                       restart_delay=0.0, crash_loop=1, quick_seconds=0.0)
+    fleet.start()
+    try:
+        deadline = time.monotonic() + 120
+        while fleet.restarts[0] < 2 and time.monotonic() < deadline:
+            fleet.poll()
+            time.sleep(0.05)
+    finally:
+        fleet.stop(timeout=10)
+    assert fleet.restarts == [2]

@@ -1,4 +1,10 @@
-"""Run N worker processes on this machine and restart any that dies (`melee-agent launch local`)."""
+"""Run N worker processes on this machine and restart any that dies (`melee-agent launch local`).
+
+A worker that dies again and again right after it starts (a bad flag, a config its workers refuse) is
+not restarted for ever: after ``crash_loop`` such deaths in a row the fleet raises
+:class:`FleetError` with the worker's log tail, so `train` and `launch local` stop with the cause
+instead of running on with no rows.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,17 @@ from pathlib import Path
 log = logging.getLogger("melee_agent.launch")
 
 
+class FleetError(RuntimeError):
+    """A worker keeps dying right after it starts; the message names it and ends with its log's tail."""
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
 @dataclass
 class LocalFleet:
     """N `melee-agent worker` processes with indices 0..N-1; ``poll()`` restarts the dead ones."""
@@ -26,9 +43,15 @@ class LocalFleet:
     spool_root: Path | None = None  # worker i spools in spool_root/worker-i (default: a temporary folder, made here)
     restart_delay: float = 2.0
     env: dict[str, str] | None = None
+    crash_loop: int = 3
+    """Deaths in a row, each within ``quick_seconds`` of the worker's start, that raise :class:`FleetError`."""
+    quick_seconds: float = 60.0
+    """A worker that lived this long before dying starts its count of quick deaths again."""
     procs: list[subprocess.Popen | None] = field(default_factory=list)
     restarts: list[int] = field(default_factory=list)
     _died_at: list[float] = field(default_factory=list)
+    _started_at: list[float] = field(default_factory=list)
+    _quick_deaths: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -39,6 +62,8 @@ class LocalFleet:
             self.spool_root = Path(tempfile.mkdtemp(prefix="melee-agent-spool-"))
         self.restarts = [0] * self.count
         self._died_at = [0.0] * self.count
+        self._started_at = [0.0] * self.count
+        self._quick_deaths = [0] * self.count
 
     def command(self, index: int) -> list[str]:
         assert self.spool_root is not None  # set in __post_init__
@@ -55,6 +80,7 @@ class LocalFleet:
         proc = subprocess.Popen(self.command(index), stdout=out, stderr=subprocess.STDOUT if out else None, env=env)
         if out is not None:
             out.close()
+        self._started_at[index] = time.monotonic()
         return proc
 
     def start(self) -> None:
@@ -63,7 +89,11 @@ class LocalFleet:
         log.info("started %d workers against %s", self.count, self.manager)
 
     def poll(self) -> list[int]:
-        """Restart workers that exited (after ``restart_delay``); returns the indices restarted."""
+        """Restart workers that exited (after ``restart_delay``); returns the indices restarted.
+
+        Raises :class:`FleetError` when a worker has died ``crash_loop`` times in a row within
+        ``quick_seconds`` of starting.
+        """
         restarted = []
         now = time.monotonic()
         for i, p in enumerate(self.procs):
@@ -71,6 +101,15 @@ class LocalFleet:
                 continue
             if not self._died_at[i]:
                 self._died_at[i] = now
+                quick = now - self._started_at[i] < self.quick_seconds
+                self._quick_deaths[i] = self._quick_deaths[i] + 1 if quick else 0
+                if self._quick_deaths[i] >= self.crash_loop:
+                    where = self.log_dir / f"worker-{i}.log" if self.log_dir is not None else None
+                    raise FleetError(
+                        f"worker {i} exited with code {p.returncode} {self._quick_deaths[i]} times in a row, each "
+                        f"within {self.quick_seconds:.0f} s of starting; not restarting it again"
+                        + (f". The end of {where}:\n{_tail(where)}" if where is not None else
+                           " (its output went to this terminal)"))
                 log.warning("worker %d exited with code %s; restarting", i, p.returncode)
             if now - self._died_at[i] >= self.restart_delay:
                 self.procs[i] = self._spawn(i)
