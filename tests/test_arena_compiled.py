@@ -10,8 +10,8 @@ from melee_agent.arena.env_state import AGENT, CPU
 
 
 def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge",
-          cpu_level: int | list[int] = 9) -> list[tuple[torch.Tensor, ...]]:
-    env = Arena(48, cpu_level=cpu_level, seed=3, compile=compile, game=game)
+          cpu_level: int | list[int] = 9, max_frames: int | None = None) -> list[tuple[torch.Tensor, ...]]:
+    env = Arena(48, cpu_level=cpu_level, seed=3, compile=compile, game=game, max_frames=max_frames)
     env.reset()
     gen = torch.Generator().manual_seed(1)
     out = []
@@ -39,9 +39,12 @@ def test_compiled_step_async_plays_the_same_games_as_eager():
 @pytest.mark.slow
 def test_compiled_fights_play_the_same_games_as_eager():
     """A compiled fight plays each frame and the end of its decisions as one graph (frame_and_end), with the
-    CPU of levels 1, 5 and 9 side by side (each level's table is a tensor the graph reads)."""
-    eager, fused = (_play(c, 300, lockstep=False, game="fight", cpu_level=[1, 5, 9]) for c in (False, True))
+    CPU of levels 1, 5 and 9 side by side (each level's table is a tensor the graph reads), and resets the
+    games that ended (a clock of 250 frames here) in a graph of its own on those frames only."""
+    eager, fused = (_play(c, 300, lockstep=False, game="fight", cpu_level=[1, 5, 9], max_frames=250)
+                    for c in (False, True))
     assert any(bool((e[7] < 4).any()) for e in eager) and any(bool((e[8] > 0).any()) for e in eager)  # KOs, credited ones
+    assert sum(int(e[2].sum()) for e in eager) > 0  # games ended (and reset) along the way
     for e, c in zip(eager, fused):
         torch.testing.assert_close(c[0], e[0], atol=1e-5, rtol=0)
         torch.testing.assert_close(c[1], e[1])

@@ -29,9 +29,10 @@ from melee_agent.arena.cpu_levels import LevelMix, LevelTable
 from melee_agent.arena.env_state import AGENT, CPU, EnvState
 from melee_agent.arena.fight.frame import FightConsts, fight_frame
 from melee_agent.arena.sim import game_frame
-from melee_agent.arena.storage import DecisionEnd, finish_decision
+from melee_agent.arena.storage import DecisionEnd, close_decision
 from melee_agent.arena.tables import Tables
 from melee_agent.rewards import frame_outcome
+from melee_agent.vecenv import StepInfo, step_info
 
 
 class Totals(NamedTuple):
@@ -135,27 +136,46 @@ def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc
 
 
 class FrameAndEnd(NamedTuple):
-    """One frame and, for the environments it left ready, the end of their decision."""
+    """One frame and, for the environments it left ready, the end of their decision (games not yet reset)."""
 
     step: FrameStep  # the frame, its ``state`` being ``end.state`` (the frame's own is not kept)
-    end: DecisionEnd  # the state to keep (ready decisions closed, finished games reset) and what they report
-    ko_cause: torch.Tensor  # [B, 2]: the move credited with each player's latest KO (FightState.ko_cause), 0 in dodging
+    end: DecisionEnd  # the state to keep (ready decisions closed) and what they report; ``next`` is ``final``
+    info: StepInfo  # what the step reports (:func:`decision_info`)
+
+
+def decision_info(end: DecisionEnd, ready: torch.Tensor, done: torch.Tensor, acc: Totals, terminal: torch.Tensor,
+                  truncated: torch.Tensor, ko_cause: torch.Tensor, c: FrameConsts) -> StepInfo:
+    """The :class:`~melee_agent.vecenv.StepInfo` of a decision's end, from the values before any reset.
+
+    A pure function: a compiled arena computes it (with its dtype casts) inside the frame's graph.
+    """
+    stock, percent = end.stock, end.percent
+    game_over = done & ((stock <= 0).any(1) | (c.timed & (end.episode_frame >= c.max_frames)))
+    return step_info(ready=ready, hit=acc.hit > 0, terminal=terminal, truncated=truncated, frames=acc.frames,
+                     episode_frame=end.episode_frame, episode_return=end.episode_return,
+                     damage_taken=acc.damage_taken, damage_dealt=acc.damage_dealt, stocks_lost=acc.stocks_lost,
+                     stocks_taken=acc.stocks_taken, final_obs=end.final, cpu_level=end.cpu_level,
+                     agent_stocks=stock[:, AGENT], opponent_stocks=stock[:, CPU], agent_percent=percent[:, AGENT],
+                     opponent_percent=percent[:, CPU], game_over=game_over,
+                     ko_move=ko_cause[:, CPU], lost_move=ko_cause[:, AGENT])
 
 
 def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc: Totals, cur: torch.Tensor,
                   mf: torch.Tensor, c: FrameConsts, T: Tables, num_actions: int) -> FrameAndEnd:
-    """:func:`frame_async`, then :func:`~melee_agent.arena.storage.finish_decision` for the ready environments.
+    """:func:`frame_async`, then :func:`~melee_agent.arena.storage.close_decision` and :func:`decision_info`
+    for the ready environments.
 
     A compiled arena plays this as one graph per frame (one call, one fused loop nest) rather than a
     frame and then a decision's end. Where no environment is ready the end changes nothing (it only
-    touches ready environments, and only a ready one can be done), so the caller keeps ``end.state``
-    after every frame.
+    touches ready environments), so the caller keeps ``end.state`` after every frame. Finished games
+    are not reset here: the caller resets them (:func:`~melee_agent.arena.storage.reset_finished`)
+    on the frames where ``step.done`` holds somewhere, a few in a game's thousands of frames.
     """
     f = frame_async(state, start, actions, acc, cur, mf, c)
     ko_cause = ko_causes(f.state)
-    end = finish_decision(f.state, f.ready, f.done, f.action.float(), f.totals.reward, T, num_actions, c.seed, c.mix,
-                          c.neutral, True)
-    return FrameAndEnd(f._replace(state=end.state), end, ko_cause)
+    end = close_decision(f.state, f.ready, f.action.float(), f.totals.reward, T, num_actions)
+    info = decision_info(end, f.ready, f.done, f.totals, f.terminal, f.truncated, ko_cause, c)
+    return FrameAndEnd(f._replace(state=end.state), end, info)
 
 
 def ko_causes(state: EnvState) -> torch.Tensor:

@@ -6,20 +6,24 @@ decision) becomes one fused C++/OpenMP loop nest on CPU, or Triton kernels on CU
 call per batch size compiles (about a minute on a 2-core CPU; inductor caches the result on
 disk, so later processes start in seconds). Results agree with eager execution up to float
 rounding (the compiler may reorder arithmetic); discrete state follows the same rules.
+
+On CPU the graph is called through inductor's C++ wrapper (``cpp_wrapper``): a frame's graph
+allocates about 200 output and scratch tensors per call, which the default Python wrapper pays for
+one by one (measured side by side at B = 4,096, fights: about 3% more frames per second).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils import _pytree as pytree
 
-_CACHE: dict[Callable, Callable] = {}
+_CACHE: dict[tuple[Callable, bool], Callable] = {}
 
 
-def compiled(fn: Callable) -> Callable:
-    """A compiled ``fn`` for one caller (an ``Arena``); the compiled graph is shared by every caller.
+def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
+    """A compiled ``fn`` for one caller (an ``Arena`` on ``device``); the compiled graph is shared by every caller.
 
     The compiled graph returns a flat list of tensors and the wrapper rebuilds the function's
     NamedTuples around them: torch.compile 2.11 returns a NamedTuple made by ``_replace`` inside
@@ -27,13 +31,42 @@ def compiled(fn: Callable) -> Callable:
     arena's inputs, and so its outputs, keep one structure (a fight's state has more fields than a
     dodge's, so two arenas may differ).
     """
-    if fn not in _CACHE:
-        _CACHE[fn] = torch.compile(lambda *args: pytree.tree_leaves(fn(*args)), dynamic=False)
-    flat = _CACHE[fn]
-    spec: list[Any] = []
+    cpu = torch.device(device).type == "cpu"
+    if (fn, cpu) not in _CACHE:
+        _CACHE[fn, cpu] = torch.compile(lambda *args: pytree.tree_leaves(fn(*args)), dynamic=False,
+                                        options={"cpp_wrapper": True} if cpu else None)
+    flat = _CACHE[fn, cpu]
+    build: list[Callable[[Iterator[Any]], Any]] = []
 
     def call(*args: Any) -> Any:
-        if not spec:
-            spec.append(pytree.tree_structure(fn(*args)))
-        return pytree.tree_unflatten(flat(*args), spec[0])
+        if not build:
+            build.append(builder(pytree.tree_structure(fn(*args))))
+        return build[0](iter(flat(*args)))
     return call
+
+
+def builder(spec: pytree.TreeSpec) -> Callable[[Iterator[Any]], Any]:
+    """A function that rebuilds ``spec``'s structure from an iterator over its leaves.
+
+    What ``pytree.tree_unflatten`` does, minus its generic per-node checks: an arena's step rebuilds
+    about 130 leaves into NamedTuples every frame. Handles what the arena returns (NamedTuples,
+    tuples, lists, None); anything else goes through pytree.
+
+    >>> spec = pytree.tree_structure((1, [2, 3], 4))
+    >>> builder(spec)(iter("abcd"))
+    ('a', ['b', 'c'], 'd')
+    """
+    if spec.is_leaf():
+        return next
+    kids = [builder(c) for c in (spec.children() if hasattr(spec, "children") else spec.children_specs)]
+    t = spec.type
+    if t is type(None):  # a node of its own in older torch (a leaf in newer ones)
+        return lambda it: None
+    if t is tuple:
+        return lambda it: tuple([k(it) for k in kids])
+    if t is list:
+        return lambda it: [k(it) for k in kids]
+    if isinstance(t, type) and issubclass(t, tuple) and hasattr(t, "_fields"):
+        return lambda it: t(*[k(it) for k in kids])
+    n = spec.num_leaves
+    return lambda it: pytree.tree_unflatten([next(it) for _ in range(n)], spec)

@@ -35,7 +35,8 @@ import torch
 
 from melee_agent.actions import get_action_set
 from melee_agent.arena import storage
-from melee_agent.arena.async_step import FrameConsts, MacroProgress, Totals, frame_and_end, frame_async, ko_causes
+from melee_agent.arena.async_step import (FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
+                                          ko_causes)
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
@@ -43,7 +44,8 @@ from melee_agent.arena.fight.frame import FightConsts
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
-from melee_agent.vecenv import StepResult, step_info
+from melee_agent.state import STATE_DIM
+from melee_agent.vecenv import StepResult
 
 
 class Arena:
@@ -67,9 +69,11 @@ class Arena:
         self.cpu_level: int | tuple[int, ...] = levels[0] if isinstance(cpu_level, int) else levels
         self.seed = int(seed)
         self.compiled = bool(compile)
-        self._frame_async = compiled(frame_async) if compile else frame_async
-        self._finish_decision = compiled(storage.finish_decision) if compile else storage.finish_decision
-        self._frame_and_end = compiled(frame_and_end) if compile else None
+        self._frame_async = compiled(frame_async, self.device) if compile else frame_async
+        self._finish_decision = compiled(storage.finish_decision, self.device) if compile else storage.finish_decision
+        self._frame_and_end = compiled(frame_and_end, self.device) if compile else None
+        self._reset_finished = compiled(storage.reset_finished, self.device) if compile else storage.reset_finished
+        self._reset_compiled = False
         self.action_set = action_set
         self.reward_kind = reward
         self.max_frames = max_frames
@@ -151,23 +155,8 @@ class Arena:
         ko_cause = ko_causes(self.state)  # before a finished game resets
         out = self._finish_decision(self.state, ready, done, action.float(), acc.reward, self.T, self.num_actions,
                                     c.seed, c.mix, c.neutral, self.compiled)
-        return self._report(out, ready, done, acc, terminal, truncated, ko_cause)
-
-    def _report(self, out: storage.DecisionEnd, ready: torch.Tensor, done: torch.Tensor, acc: Totals,
-                terminal: torch.Tensor, truncated: torch.Tensor, ko_cause: torch.Tensor) -> StepResult:
-        """Keep the state after a decision's end and report it as ``(obs, reward, done, info)``."""
-        c = self._consts
         self.state = out.state
-        stock, percent = out.stock, out.percent
-        game_over = done & ((stock <= 0).any(1) | (c.timed & (out.episode_frame >= c.max_frames)))
-        info = step_info(ready=ready, hit=acc.hit > 0, terminal=terminal, truncated=truncated, frames=acc.frames,
-                         episode_frame=out.episode_frame, episode_return=out.episode_return,
-                         damage_taken=acc.damage_taken, damage_dealt=acc.damage_dealt, stocks_lost=acc.stocks_lost,
-                         stocks_taken=acc.stocks_taken, final_obs=out.final, cpu_level=out.cpu_level,
-                         agent_stocks=stock[:, AGENT], opponent_stocks=stock[:, CPU], agent_percent=percent[:, AGENT],
-                         opponent_percent=percent[:, CPU], game_over=game_over,
-                         ko_move=ko_cause[:, CPU], lost_move=ko_cause[:, AGENT])
-        return out.next, acc.reward, done, info
+        return out.next, acc.reward, done, decision_info(out, ready, done, acc, terminal, truncated, ko_cause, c)
 
     @torch.inference_mode()
     def step(self, actions: torch.Tensor) -> StepResult:
@@ -208,6 +197,11 @@ class Arena:
         actions = self._actions(actions, start)
         acc, cur, mf = self._macro.totals, self._macro.action, self._macro.frame
         if self._frame_and_end is not None and self.on_frame is None:
+            if not self._reset_compiled:  # compile the reset graph now rather than at the first game's end
+                c = self._consts
+                self._reset_finished(self.state, torch.zeros_like(start), torch.zeros(self.num_envs, STATE_DIM,
+                                     device=self.device), c.seed, c.mix, c.neutral, self.T, self.num_actions)
+                self._reset_compiled = True
             while True:  # compiled: each frame and the end of the decisions it finishes in one call
                 fe = self._frame_and_end(self.state, start, actions, acc, cur, mf, self._consts, self.T,
                                          self.num_actions)
@@ -216,8 +210,15 @@ class Arena:
                 if bool(f.ready.any()):
                     break
                 start = torch.zeros_like(start)
+            end = fe.end
+            if bool(f.done.any()):  # only the last frame can have ended a game: it left someone ready
+                c = self._consts
+                state, nxt = self._reset_finished(end.state, f.done, end.final, c.seed, c.mix, c.neutral, self.T,
+                                                  self.num_actions)
+                end = end._replace(state=state, next=nxt)
             self._macro = MacroProgress(f.ready, cur, mf, acc)
-            return self._report(fe.end, f.ready, f.done, acc, f.terminal, f.truncated, fe.ko_cause)
+            self.state = end.state
+            return end.next, acc.reward, f.done, fe.info
         while True:
             f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
             self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame

@@ -72,12 +72,13 @@ class DecisionEnd(NamedTuple):
     percent: Tensor  # [B, 2]: both players' percent, before any reset
 
 
-def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor, reward: Tensor, T: Tables,
-                    num_actions: int, seed: Tensor, mix: LevelMix, neutral: Tensor, compiled: bool) -> DecisionEnd:
-    """Close the decisions of the ``ready`` environments and reset the ``done`` ones.
+def close_decision(state: EnvState, ready: Tensor, action: Tensor, reward: Tensor, T: Tables,
+                   num_actions: int) -> DecisionEnd:
+    """Close the decisions of the ``ready`` environments, resetting nothing: ``next`` is ``final``.
 
-    ``compiled`` resets through masks without asking whether any environment is done (no host
-    sync, which would split the graph).
+    The first half of :func:`finish_decision`. A compiled arena plays it in the frame's graph every
+    frame and resets (:func:`reset_finished`) only on the frames where a game ended, which are rare: a
+    reset inside the frame's graph would cost every frame a whole fresh state and a second observation.
     """
     g = state.game
     g = g._replace(previous_action=torch.where(ready, action, g.previous_action),
@@ -85,10 +86,27 @@ def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor
     state = state._replace(game=g)
     ended = state.players
     final = observe(ended, g.previous_action, T, num_actions)
-    nxt = final
-    if compiled or bool(done.any()):
-        state = reset_envs(state, done, seed, mix, neutral)
-        fresh = observe(state.players, state.game.previous_action, T, num_actions)
-        nxt = torch.where(done.unsqueeze(1), fresh, final)
-    return DecisionEnd(state, final, nxt, g.episode_frame, g.episode_return, g.cpu_level, ended.stock, ended.percent)
+    return DecisionEnd(state, final, final, g.episode_frame, g.episode_return, g.cpu_level, ended.stock, ended.percent)
 
+
+def reset_finished(state: EnvState, done: Tensor, final: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor,
+                   T: Tables, num_actions: int) -> tuple[EnvState, Tensor]:
+    """Fresh episodes where ``done`` holds, and the observation each environment sees next (``final``
+    where its episode goes on): the second half of :func:`finish_decision`."""
+    state = reset_envs(state, done, seed, mix, neutral)
+    fresh = observe(state.players, state.game.previous_action, T, num_actions)
+    return state, torch.where(done.unsqueeze(1), fresh, final)
+
+
+def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor, reward: Tensor, T: Tables,
+                    num_actions: int, seed: Tensor, mix: LevelMix, neutral: Tensor, compiled: bool) -> DecisionEnd:
+    """Close the decisions of the ``ready`` environments and reset the ``done`` ones.
+
+    ``compiled`` resets through masks without asking whether any environment is done (no host
+    sync, which would split the graph).
+    """
+    end = close_decision(state, ready, action, reward, T, num_actions)
+    if compiled or bool(done.any()):
+        state, nxt = reset_finished(end.state, done, end.final, seed, mix, neutral, T, num_actions)
+        end = end._replace(state=state, next=nxt)
+    return end

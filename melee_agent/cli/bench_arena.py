@@ -62,11 +62,15 @@ def _measure(B: int, kind: str, seconds: float, device: str, compile: bool, game
         chose = ready
         obs, _, _, info = env.step_async(a)
         ready = info.ready
-        decisions += int(ready.sum())
-        decision_frames += int(info.frames[ready].sum())  # the whole macros of the decisions that ended
-        # Every environment advances the same frames per call; those that chose at this call have
-        # played exactly them (another's info.frames counts its macro since earlier calls too).
-        return B * int(info.frames[chose].max())
+        # One host read per call for the bookkeeping: decisions that ended, the frames of their whole
+        # macros, and the frames this call played (every environment advances the same frames per call;
+        # those that chose at this call have played exactly them, while another's info.frames counts its
+        # macro since earlier calls too).
+        n, f, played = torch.stack((ready.sum(), torch.where(ready, info.frames, 0).sum(),
+                                    torch.where(chose, info.frames, 0).max())).tolist()
+        decisions += n
+        decision_frames += f
+        return B * played
 
     for _ in range(5):
         one()
