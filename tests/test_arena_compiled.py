@@ -21,7 +21,10 @@ def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge",
         out.append((obs, reward, done, info.ready, info["hit"], info["episode_frame"],
                     env.state.players.action.clone(), env.state.players.stock.clone(),
                     torch.stack((info.ko_move, info.lost_move)),
-                    info.stocks_taken, env.state.players.percent.clone()))
+                    info.stocks_taken, env.state.players.percent.clone(),
+                    # read before a finished game resets: the same in both, frame for frame
+                    torch.stack((info.cpu_level, info.agent_stocks, info.game_over.long())), info.final_obs,
+                    torch.stack((info.episode_return, info.opponent_percent))))
     return out
 
 
@@ -34,6 +37,9 @@ def test_compiled_step_async_plays_the_same_games_as_eager():
         torch.testing.assert_close(c[1], e[1])  # rewards
         for k in range(2, 8):  # done, ready, hit, episode frame, actions, stocks: exactly equal
             assert torch.equal(c[k], e[k]), k
+        assert torch.equal(c[11], e[11])  # level, the agent's stocks, game over
+        torch.testing.assert_close(c[12], e[12], atol=1e-5, rtol=0)  # the final observations
+        torch.testing.assert_close(c[13], e[13], atol=1e-4, rtol=1e-5)  # return, Marth's percent
 
 
 @pytest.mark.slow
@@ -44,13 +50,16 @@ def test_compiled_fights_play_the_same_games_as_eager():
     eager, fused = (_play(c, 300, lockstep=False, game="fight", cpu_level=[1, 5, 9], max_frames=250)
                     for c in (False, True))
     assert any(bool((e[7] < 4).any()) for e in eager) and any(bool((e[8] > 0).any()) for e in eager)  # KOs, credited ones
-    assert sum(int(e[2].sum()) for e in eager) > 0  # games ended (and reset) along the way
+    assert sum(int(e[2].sum()) for e in eager) > 0 and any(bool(e[11][2].any()) for e in eager)  # games ended, reset
     for e, c in zip(eager, fused):
         torch.testing.assert_close(c[0], e[0], atol=1e-5, rtol=0)
         torch.testing.assert_close(c[1], e[1])
         torch.testing.assert_close(c[10], e[10], atol=1e-4, rtol=0)  # percent
         for k in range(2, 10):  # done, ready, hit, episode frame, actions, stocks, KO credits, stocks taken
             assert torch.equal(c[k], e[k]), k
+        assert torch.equal(c[11], e[11])  # level, the agent's stocks, game over
+        torch.testing.assert_close(c[12], e[12], atol=1e-5, rtol=0)  # the final observations
+        torch.testing.assert_close(c[13], e[13], atol=1e-3, rtol=1e-5)  # return, Marth's percent
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ one by one (measured side by side at B = 4,096, fights: about 3% more frames per
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any, Callable, Iterator
 
 import torch
@@ -52,9 +53,13 @@ def builder(spec: pytree.TreeSpec) -> Callable[[Iterator[Any]], Any]:
     about 130 leaves into NamedTuples every frame. Handles what the arena returns (NamedTuples,
     tuples, lists, None); anything else goes through pytree.
 
-    >>> spec = pytree.tree_structure((1, [2, 3], 4))
+    >>> from typing import NamedTuple
+    >>> class Pair(NamedTuple):
+    ...     left: Any
+    ...     right: Any
+    >>> spec = pytree.tree_structure(Pair(1, [2, Pair(3, 4)]))
     >>> builder(spec)(iter("abcd"))
-    ('a', ['b', 'c'], 'd')
+    Pair(left='a', right=['b', Pair(left='c', right='d')])
     """
     if spec.is_leaf():
         return next
@@ -66,7 +71,10 @@ def builder(spec: pytree.TreeSpec) -> Callable[[Iterator[Any]], Any]:
         return lambda it: tuple([k(it) for k in kids])
     if t is list:
         return lambda it: [k(it) for k in kids]
-    if isinstance(t, type) and issubclass(t, tuple) and hasattr(t, "_fields"):
-        return lambda it: t(*[k(it) for k in kids])
+    # A NamedTuple node: torch 2.13's spec gives ``collections.namedtuple`` as its type and the class as its
+    # context (older versions give the class as the type).
+    cls = spec.context if t is namedtuple else t
+    if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        return lambda it: cls(*[k(it) for k in kids])
     n = spec.num_leaves
     return lambda it: pytree.tree_unflatten([next(it) for _ in range(n)], spec)

@@ -44,7 +44,6 @@ from melee_agent.arena.fight.frame import FightConsts
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
-from melee_agent.state import STATE_DIM
 from melee_agent.vecenv import StepResult
 
 
@@ -197,11 +196,6 @@ class Arena:
         actions = self._actions(actions, start)
         acc, cur, mf = self._macro.totals, self._macro.action, self._macro.frame
         if self._frame_and_end is not None and self.on_frame is None:
-            if not self._reset_compiled:  # compile the reset graph now rather than at the first game's end
-                c = self._consts
-                self._reset_finished(self.state, torch.zeros_like(start), torch.zeros(self.num_envs, STATE_DIM,
-                                     device=self.device), c.seed, c.mix, c.neutral, self.T, self.num_actions)
-                self._reset_compiled = True
             while True:  # compiled: each frame and the end of the decisions it finishes in one call
                 fe = self._frame_and_end(self.state, start, actions, acc, cur, mf, self._consts, self.T,
                                          self.num_actions)
@@ -211,7 +205,11 @@ class Arena:
                     break
                 start = torch.zeros_like(start)
             end = fe.end
-            if bool(f.done.any()):  # only the last frame can have ended a game: it left someone ready
+            # Only the last frame can have ended a game (it left someone ready). The first call runs the
+            # reset graph whatever ``done`` says (where nothing ended it changes nothing), so that it compiles
+            # now, on a state the frame's graph made, rather than at the first game's end.
+            if not self._reset_compiled or bool(f.done.any()):
+                self._reset_compiled = True
                 c = self._consts
                 state, nxt = self._reset_finished(end.state, f.done, end.final, c.seed, c.mix, c.neutral, self.T,
                                                   self.num_actions)
