@@ -88,3 +88,27 @@ def test_env_compile_setting_reaches_the_arena():
     assert make_env(load_config("default", ["env.compile=true"]), num_envs=2).compiled is True
     with pytest.raises(ConfigError, match="env.compile"):
         load_config("default", ["env.compile=fast"])
+
+
+def _double(x: torch.Tensor) -> tuple[torch.Tensor]:
+    return (x * 2,)
+
+
+def _triple(x: torch.Tensor) -> tuple[torch.Tensor]:
+    return (x * 3,)
+
+
+@pytest.mark.slow
+def test_each_compiled_function_keeps_its_own_graphs(caplog):
+    """Dynamo counts graphs against its recompile limit per code object: with one shared wrapper, an arena's
+    frame and reset graphs at a few batch sizes (a training run's checks and final report) passed the limit
+    and fell back to op by op. Here with a limit of 2: two functions at two sizes each stay compiled."""
+    from melee_agent.arena.compiled import compiled  # noqa: PLC0415
+
+    fns = [compiled(_double), compiled(_triple)]
+    with torch._dynamo.config.patch(recompile_limit=2), caplog.at_level("WARNING", logger="torch._dynamo"):
+        for n in (1, 2):
+            for f in fns:
+                f(torch.ones(n))
+    assert "recompile_limit" not in caplog.text
+    assert [f(torch.ones(2))[0].tolist() for f in fns] == [[2.0, 2.0], [3.0, 3.0]]

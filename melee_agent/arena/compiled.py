@@ -34,8 +34,7 @@ def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
     """
     cpu = torch.device(device).type == "cpu"
     if (fn, cpu) not in _CACHE:
-        _CACHE[fn, cpu] = torch.compile(lambda *args: pytree.tree_leaves(fn(*args)), dynamic=False,
-                                        options={"cpp_wrapper": True} if cpu else None)
+        _CACHE[fn, cpu] = torch.compile(_flattened(fn), dynamic=False, options={"cpp_wrapper": True} if cpu else None)
     flat = _CACHE[fn, cpu]
     build: list[Callable[[Iterator[Any]], Any]] = []
 
@@ -44,6 +43,19 @@ def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
             build.append(builder(pytree.tree_structure(fn(*args))))
         return build[0](iter(flat(*args)))
     return call
+
+
+def _flattened(fn: Callable) -> Callable:
+    """``fn`` returning the flat list of its output's leaves, as a function with a code object of its own.
+
+    Dynamo keeps its compiled graphs, and counts them against ``recompile_limit`` (8), per code object:
+    one shared wrapper would pool every function's graphs (a frame, a reset, each batch size of each)
+    and fall back to op by op past the eighth, as a training run's final report did.
+    """
+    def flat(*args: Any) -> list[Any]:
+        return pytree.tree_leaves(fn(*args))
+    flat.__code__ = flat.__code__.replace(co_name=f"flat_{getattr(fn, '__name__', 'fn')}")
+    return flat
 
 
 def builder(spec: pytree.TreeSpec) -> Callable[[Iterator[Any]], Any]:
