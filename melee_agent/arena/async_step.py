@@ -169,7 +169,8 @@ def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, a
     frame and then a decision's end. Where no environment is ready the end changes nothing (it only
     touches ready environments), so the caller keeps ``end.state`` after every frame. Finished games
     are not reset here: the caller resets them (:func:`~melee_agent.arena.storage.reset_finished`)
-    on the frames where ``step.done`` holds somewhere, a few in a game's thousands of frames.
+    on the frames where ``step.done`` holds somewhere (each environment ends a game once in thousands of
+    frames; B of them out of step end one on about 1 - e^(-B/L) of the frames, for games L frames long).
     """
     f = frame_async(state, start, actions, acc, cur, mf, c)
     ko_cause = ko_causes(f.state)

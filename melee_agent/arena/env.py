@@ -211,9 +211,7 @@ class Arena:
             if not self._reset_compiled or bool(f.done.any()):
                 self._reset_compiled = True
                 c = self._consts
-                state, nxt = self._reset_finished(end.state, f.done, end.final, c.seed, c.mix, c.neutral, self.T,
-                                                  self.num_actions)
-                end = end._replace(state=state, next=nxt)
+                end = self._reset_finished(end, f.done, c.seed, c.mix, c.neutral, self.T, self.num_actions)
             self._macro = MacroProgress(f.ready, cur, mf, acc)
             self.state = end.state
             return end.next, acc.reward, f.done, fe.info

@@ -77,8 +77,9 @@ def close_decision(state: EnvState, ready: Tensor, action: Tensor, reward: Tenso
     """Close the decisions of the ``ready`` environments, resetting nothing: ``next`` is ``final``.
 
     The first half of :func:`finish_decision`. A compiled arena plays it in the frame's graph every
-    frame and resets (:func:`reset_finished`) only on the frames where a game ended, which are rare: a
-    reset inside the frame's graph would cost every frame a whole fresh state and a second observation.
+    frame and resets (:func:`reset_finished`) only on the frames where a game ended, rare for a few
+    environments (each ends a game once in thousands of frames): a reset inside the frame's graph would
+    cost every frame a whole fresh state and a second observation.
     """
     g = state.game
     g = g._replace(previous_action=torch.where(ready, action, g.previous_action),
@@ -89,13 +90,14 @@ def close_decision(state: EnvState, ready: Tensor, action: Tensor, reward: Tenso
     return DecisionEnd(state, final, final, g.episode_frame, g.episode_return, g.cpu_level, ended.stock, ended.percent)
 
 
-def reset_finished(state: EnvState, done: Tensor, final: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor,
-                   T: Tables, num_actions: int) -> tuple[EnvState, Tensor]:
-    """Fresh episodes where ``done`` holds, and the observation each environment sees next (``final``
-    where its episode goes on): the second half of :func:`finish_decision`."""
-    state = reset_envs(state, done, seed, mix, neutral)
+def reset_finished(end: DecisionEnd, done: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor, T: Tables,
+                   num_actions: int) -> DecisionEnd:
+    """``end`` with fresh episodes where ``done`` holds, and ``next`` the observation each environment sees
+    next (``final`` where its episode goes on): the second half of :func:`finish_decision`. What the
+    decision reports (``final``, stocks, percent...) stays as it was before the reset."""
+    state = reset_envs(end.state, done, seed, mix, neutral)
     fresh = observe(state.players, state.game.previous_action, T, num_actions)
-    return state, torch.where(done.unsqueeze(1), fresh, final)
+    return end._replace(state=state, next=torch.where(done.unsqueeze(1), fresh, end.final))
 
 
 def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor, reward: Tensor, T: Tables,
@@ -107,6 +109,5 @@ def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor
     """
     end = close_decision(state, ready, action, reward, T, num_actions)
     if compiled or bool(done.any()):
-        state, nxt = reset_finished(end.state, done, end.final, seed, mix, neutral, T, num_actions)
-        end = end._replace(state=state, next=nxt)
+        end = reset_finished(end, done, seed, mix, neutral, T, num_actions)
     return end
