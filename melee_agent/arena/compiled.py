@@ -34,7 +34,9 @@ def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
     """
     cpu = torch.device(device).type == "cpu"
     if (fn, cpu) not in _CACHE:
-        _CACHE[fn, cpu] = torch.compile(_flattened(fn), dynamic=False, options={"cpp_wrapper": True} if cpu else None)
+        # fullgraph: a graph break would split a frame into several graphs and cost its fusion silently.
+        _CACHE[fn, cpu] = torch.compile(_flattened(fn), dynamic=False, fullgraph=True,
+                                        options={"cpp_wrapper": True} if cpu else None)
     flat = _CACHE[fn, cpu]
     build: list[Callable[[Iterator[Any]], Any]] = []
 
