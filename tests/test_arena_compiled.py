@@ -112,3 +112,36 @@ def test_each_compiled_function_keeps_its_own_graphs(caplog):
                 f(torch.ones(n))
     assert "recompile_limit" not in caplog.text
     assert [f(torch.ones(2))[0].tolist() for f in fns] == [[2.0, 2.0], [3.0, 3.0]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", ["dodge", "fight"])
+def test_each_compiled_arena_function_traces_as_one_graph(game):
+    """A graph break would split a frame into several graphs, each fused alone (an experiment's
+    ``dataclasses.fields`` call in the Marth CPU cost a fight ~20% of its frames per second so)."""
+    from melee_agent.arena import storage  # noqa: PLC0415
+    from melee_agent.arena.async_step import frame_and_end, frame_async  # noqa: PLC0415
+
+    env = Arena(8, cpu_level=[1, 9], seed=0, compile=True, game=game, max_frames=30)
+    calls: dict[str, tuple] = {}
+
+    def recorded(fn):
+        def call(*args):
+            calls.setdefault(fn.__name__, args)
+            return fn(*args)
+        return call
+
+    # The raw functions in place of the compiled ones: the arena takes its compiled path and hands them its arguments.
+    env._frame_and_end, env._reset_finished = recorded(frame_and_end), recorded(storage.reset_finished)
+    env._frame_async, env._finish_decision = recorded(frame_async), recorded(storage.finish_decision)
+    env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(20):  # past the 30-frame clock: games end and reset
+        env.step_async(torch.randint(0, env.num_actions, (8,), generator=gen))
+    env.step(torch.zeros(8, dtype=torch.long))
+    assert set(calls) == {"frame_and_end", "reset_finished", "frame_async", "finish_decision"}
+    fns = {"frame_and_end": frame_and_end, "reset_finished": storage.reset_finished, "frame_async": frame_async,
+           "finish_decision": storage.finish_decision}
+    for name, args in calls.items():
+        explained = torch._dynamo.explain(fns[name])(*args)
+        assert explained.graph_break_count == 0 and explained.graph_count == 1, (name, explained.break_reasons)

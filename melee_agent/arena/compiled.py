@@ -34,9 +34,10 @@ def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
     """
     cpu = torch.device(device).type == "cpu"
     if (fn, cpu) not in _CACHE:
-        # fullgraph: a graph break would split a frame into several graphs and cost its fusion silently.
-        _CACHE[fn, cpu] = torch.compile(_flattened(fn), dynamic=False, fullgraph=True,
-                                        options={"cpp_wrapper": True} if cpu else None)
+        # Not fullgraph=True: with it, dynamo's recompile limit (8 graphs a function: batch sizes, games) becomes a
+        # hard error. Graph breaks, which would split a frame and cost its fusion silently, are kept out by
+        # tests/test_arena_compiled.py (each function traces as one graph).
+        _CACHE[fn, cpu] = torch.compile(_flattened(fn), dynamic=False, options={"cpp_wrapper": True} if cpu else None)
     flat = _CACHE[fn, cpu]
     build: list[Callable[[Iterator[Any]], Any]] = []
 
