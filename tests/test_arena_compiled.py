@@ -123,11 +123,11 @@ def test_each_compiled_arena_function_traces_as_one_graph(game):
     from melee_agent.arena.async_step import frame_and_end, frame_async  # noqa: PLC0415
 
     env = Arena(8, cpu_level=[1, 9], seed=0, compile=True, game=game, max_frames=30)
-    calls: dict[str, tuple] = {}
+    calls: dict[str, tuple] = {}  # name -> (the function, its first arguments)
 
     def recorded(fn):
         def call(*args):
-            calls.setdefault(fn.__name__, args)
+            calls.setdefault(fn.__name__, (fn, args))
             return fn(*args)
         return call
 
@@ -140,8 +140,6 @@ def test_each_compiled_arena_function_traces_as_one_graph(game):
         env.step_async(torch.randint(0, env.num_actions, (8,), generator=gen))
     env.step(torch.zeros(8, dtype=torch.long))
     assert set(calls) == {"frame_and_end", "reset_finished", "frame_async", "finish_decision"}
-    fns = {"frame_and_end": frame_and_end, "reset_finished": storage.reset_finished, "frame_async": frame_async,
-           "finish_decision": storage.finish_decision}
-    for name, args in calls.items():
-        explained = torch._dynamo.explain(fns[name])(*args)
+    for name, (fn, args) in calls.items():
+        explained = torch._dynamo.explain(fn)(*args)
         assert explained.graph_break_count == 0 and explained.graph_count == 1, (name, explained.break_reasons)
