@@ -9,7 +9,8 @@ rounding (the compiler may reorder arithmetic); discrete state follows the same 
 
 On CPU the graph is called through inductor's C++ wrapper (``cpp_wrapper``): a frame's graph
 allocates about 200 output and scratch tensors per call, which the default Python wrapper pays for
-one by one (measured side by side at B = 4,096, fights: about 3% more frames per second).
+one by one (measured side by side at B = 4,096, fights: about 3% more frames per second). Inductor's
+fusion limit is raised on CPU (:data:`CPU_OPTIONS`); on CUDA its defaults stand (not measured there).
 """
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ import torch
 from torch.utils import _pytree as pytree
 
 _CACHE: dict[tuple[Callable, bool], Callable] = {}
+
+CPU_OPTIONS = {
+    "cpp_wrapper": True,
+    # Inductor fuses at most ``max_fusion_size`` (64) nodes into one loop. A fight frame's loops hold more, so
+    # at 64 the Marth CPU's per-environment loop was cut in two (each half reloading the same fields, each
+    # ending at an OpenMP barrier), and so was the largest [B, 2] loop. At 1,024 each is one loop (30 parallel
+    # loops a frame instead of 32): 1.08x noop frames/s at B = 4,096, measured side by side (README, "Speed of
+    # a fight"; 4,096 was no faster).
+    "max_fusion_size": 1024,
+}
 
 
 def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
@@ -37,7 +48,7 @@ def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
         # Not fullgraph=True: with it, dynamo's recompile limit (8 graphs a function: batch sizes, games) becomes a
         # hard error. Graph breaks, which would split a frame and cost its fusion silently, are kept out by
         # tests/test_arena_compiled.py (each function traces as one graph).
-        _CACHE[fn, cpu] = torch.compile(_flattened(fn), dynamic=False, options={"cpp_wrapper": True} if cpu else None)
+        _CACHE[fn, cpu] = torch.compile(_flattened(fn), dynamic=False, options=CPU_OPTIONS if cpu else None)
     flat = _CACHE[fn, cpu]
     build: list[Callable[[Iterator[Any]], Any]] = []
 
