@@ -17,7 +17,8 @@ Which hitbox: the attacker's hitboxes active on that action frame that can hit t
 or airborne, where the replay records it: Slippi 2.0.0 on); where they differ, the lowest id (the
 game's precedence) whose hitbox, swept from its position one frame earlier, touches the victim's
 body in the arena's model (an upright capsule), else the nearest one. A throw is predicted from its
-throw command and Fox's laser from its projectile hit (gamedata ``throws.csv``, ``projectiles.csv``).
+throw command, Fox's laser from its projectile hit, and his firefox travel and illusion from the one
+hitbox each makes in code (gamedata ``throws.csv``, ``projectiles.csv``, ``code_hitboxes.csv``).
 Percent rises with no attack of Fox's or Marth's out (stage elements) are listed apart as
 unattributed. docs/fidelity.md has the figures and every miss explained.
 
@@ -307,7 +308,7 @@ def hitbox_gap(h: gd.Hitbox, attacker: PlayerFrame, attacker_prev: PlayerFrame |
     return _segment_distance(then, now, *body) - h.radius - BODY_RADIUS
 
 
-def _predict(h: gd.Hitbox | gd.Throw | gd.Projectile, stale: float, victim: PlayerFrame,
+def _predict(h: gd.Hitbox | gd.Throw | gd.Projectile | gd.CodeHitbox, stale: float, victim: PlayerFrame,
              victim_attrs: gd.CharacterAttributes, crouching: bool) -> tuple[float, float, float, float]:
     """(damage, knockback, hitstun, launch speed) for hitbox (or throw, or projectile hit) ``h`` on ``victim``."""
     damage = torch.tensor(h.damage, dtype=torch.float64) * stale
@@ -367,6 +368,7 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     damage_obs = v.percent - vq.percent
     move = gd.move(a.character, a.action)
     candidates = candidate_hitboxes(a, vq, carries_ground)
+    code = gd.code_hitbox(a.character, a.action)  # Fox's firefox travel and illusion: hitboxes made in code
     note = ""
     replay_attack = a.last_attack_landed
     new_attack = aprev is not None and replay_attack > 0 and replay_attack != aprev.last_attack_landed
@@ -374,6 +376,8 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
         move_name, attack_id = move.name, move.attack_id
     elif a.action in THROWS:
         move_name, attack_id = THROWS[a.action]
+    elif code is not None:
+        move_name, attack_id = code.move, code.attack_id
     elif move is not None and new_attack and replay_attack == move.attack_id:
         move_name, attack_id = move.name, move.attack_id  # the move hit, but the data has no hitbox on this frame
     elif aport in fr.projectile_owners or new_attack:
@@ -397,10 +401,13 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     ls_obs = math.hypot(v.speed_x_attack, v.speed_y_attack) if carries_launch and not held else None
     if not candidates:
         # A throw's throw command, or a projectile's hit: one set of values, no hitbox to choose.
-        src: gd.Throw | gd.Projectile | None = None
+        src: gd.Throw | gd.Projectile | gd.CodeHitbox | None = None
         if a.action in THROWS:
             src = gd.throw(a.character, a.action)
             note += "throw command" if src is not None else "throw: no throw data for this character"
+        elif code is not None:
+            src = code
+            note += "a hitbox the game makes in code (code_hitboxes.csv: one per action, no position)"
         elif move_name.startswith("projectile"):
             src = gd.projectile(a.character, attack_id)
             if src is not None:

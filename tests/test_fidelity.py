@@ -140,3 +140,32 @@ def test_cli_table_json_and_exit_codes(tmp_path, capsys):
     assert not list(out.parent.glob("*.tmp"))
     assert cli.main(["fidelity", str(REPLAYS / BAD[0])]) == 1
     assert BAD[0] in capsys.readouterr().err
+
+
+def test_firefox_hit_from_the_hitbox_the_game_makes_in_code():
+    """Fox's firefox travel has no hitbox command (the dump has none): its hit is predicted from
+    code_hitboxes.csv (14%, base 60, growth 60). Worked by hand for Marth (weight 87) at 30%:
+    p = 30 + 14 = 44; KB = ((44/10 + 44*14/20) * 200/187 * 1.4 + 18) * 0.60 + 60 = 102.42;
+    hitstun floor(0.4 KB) = 40; launch speed 0.03 KB = 3.073. A second firefox hit later is staled by
+    the first in the queue (0.91)."""
+    def pf(ch, action, frame, percent, x, attack=-1, hitstun=0.0, sx=0.0):
+        return fd.PlayerFrame(ch, action, frame, percent, 4, False, True, x, 20.0, hitstun, sx, 0.0, attack)
+
+    def frame(n, fox, marth):
+        return fd.Frame(n, {1: fox, 2: marth}, frozenset())
+
+    frames = [frame(1, pf(Character.FOX, 356, 4, 0.0, 0.0), pf(Character.MARTH, 0, 1, 30.0, 5.0)),
+              frame(2, pf(Character.FOX, 356, 5, 0.0, 0.0, attack=20), pf(Character.MARTH, 0, 1, 44.0, 5.0,
+                                                                         hitstun=40.0, sx=3.0726)),
+              frame(3, pf(Character.FOX, 0, 1, 0.0, 0.0, attack=20), pf(Character.MARTH, 0, 1, 44.0, 5.0)),
+              frame(4, pf(Character.FOX, 356, 5, 0.0, 0.0, attack=20), pf(Character.MARTH, 0, 1, 44.0, 5.0)),
+              frame(5, pf(Character.FOX, 356, 6, 0.0, 0.0, attack=20), pf(Character.MARTH, 0, 1, 56.74, 5.0))]
+    res = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames))
+    first, second = res.hits
+    assert (first.move, first.attack_id, first.damage_predicted) == ("firefox_air", 20, 14.0)
+    assert first.damage_exact and first.hitstun_predicted == 40 and first.hitstun_ok
+    assert first.launch_speed_predicted == pytest.approx(3.0726, abs=1e-3) and first.launch_ok
+    assert "code" in first.note
+    assert second.stale_factor == pytest.approx(0.91) and second.damage_predicted == pytest.approx(14 * 0.91)
+    assert second.damage_exact  # 44 -> 56.74: 12.74 = 14 x 0.91
+    assert fd.gd.code_hitbox(Character.MARTH, 356) is None  # Marth's 356 is a dancing-blade swing with its own data
