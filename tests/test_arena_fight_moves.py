@@ -105,3 +105,29 @@ def test_a_double_jump_and_fast_fall():
     frames(env, 25)
     frames(env, 1, fox={"sy": -1.0})
     assert env.state.players.speed_y[0, AGENT].item() == pytest.approx(-a.fast_fall_velocity)
+
+
+def _sweep(xs: list[float], y: float, on_ground: float, first: dict, hold: dict, n: int) -> torch.Tensor:
+    """Fox at each start x (one environment each) does a move toward an idle Marth at x 0: damage Marth took."""
+    env = fight(len(xs))
+    B = len(xs)
+    place(env, CPU, position_x=0.0, facing=-1.0)
+    place(env, AGENT, position_y=y, on_ground=on_ground, facing=1.0, jumps_left=0.0,
+          action=STANDING_OR_FALLING[on_ground])
+    env.state = env.state._replace(players=env.state.players._replace(
+        position_x=torch.stack((torch.tensor(xs), torch.zeros(B)), 1)))
+    return frames(env, n, fox_first=first, fox=hold)[:, CPU]
+
+
+STANDING_OR_FALLING = {1.0: float(Action.STANDING.value), 0.0: FALLING}
+
+
+def test_the_firefox_travel_hits_with_the_hitbox_the_game_makes_in_code():
+    """Its hitbox is not in the dump (the game makes it in code): its values are gamedata's
+    code_hitboxes.csv, on the frames and at the positions libmelee recorded. Fox starts at a spread of
+    distances from an idle Marth; some firefoxes connect, each dealing the code hitbox's damage once."""
+    firefox = gd.code_hitbox(Character.FOX, 356).damage  # 14
+    xs = [-40.0 - 4.0 * i for i in range(25)]  # beyond the reach of the charge's flames (2% hits of their own)
+    took = _sweep(xs, 8.0, 0.0, {"b": 1, "sy": 1.0}, {"sx": 1.0}, 90)
+    assert (took == firefox).any(), took
+    assert ((took == 0) | (took == firefox)).all(), took

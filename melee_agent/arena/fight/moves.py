@@ -281,7 +281,36 @@ def _hitboxes(ch: Character, action: int) -> np.ndarray:
             e[H.ELECTRIC], e[H.GRAB] = float(elem == "electric"), float(elem == "grab")
             e[H.GROUNDED], e[H.AIRBORNE] = float(hb.hits_grounded[i]), float(hb.hits_airborne[i])
             e[H.SHIELD_DAMAGE] = hb.shield_damage[i]
+    if not len(sel) and action in CODE_HITBOX_ACTIONS.get(ch, ()):
+        _code_hitboxes(out, ch, action)
     return out
+
+
+# Actions whose hitbox the game makes in code (gamedata code_hitboxes.csv) that the fight plays with it:
+# Fox's firefox travel (libmelee recorded it on frames 1-29, at his body). The illusion's is left out:
+# libmelee recorded it 37.44 units behind Fox (two frames of the dash) on frames 3-4 of the dash and 1-2
+# of the end, which hits along the path only with the game's frame-to-frame sweep of hitboxes, which the
+# arena does not model, and whether the end's frames can hit a victim the dash hit is not known here.
+CODE_HITBOX_ACTIONS = {Character.FOX: (356,)}
+
+
+def _code_hitboxes(out: np.ndarray, ch: Character, action: int) -> None:
+    """Fill ``out`` with the one hitbox ``action`` makes in code: its values from gamedata, on the frames and
+    at the positions libmelee's framedata.csv recorded it. Hits grounded and airborne victims and deals no
+    extra shield damage (guesses: the source gives neither)."""
+    c = gd.code_hitbox(ch, action)
+    for r in _framedata().get((ch.value, action), []):
+        f = int(r["frame"])
+        for k in range(4):
+            if r[f"hitbox_{k + 1}_status"] != "True" or f > MAX_FRAMES:
+                continue
+            e = out[f, k]
+            e[H.X], e[H.Y] = float(r[f"hitbox_{k + 1}_x"]), float(r[f"hitbox_{k + 1}_y"])
+            e[H.RADIUS] = float(r[f"hitbox_{k + 1}_size"])
+            e[H.DAMAGE], e[H.ANGLE], e[H.BASE_KB] = c.damage, c.angle, c.base_kb
+            e[H.KB_GROWTH], e[H.SET_KB] = c.kb_growth, c.set_kb
+            e[H.ELECTRIC], e[H.GRAB] = float(c.element == "electric"), float(c.element == "grab")
+            e[H.GROUNDED] = e[H.AIRBORNE] = 1.0
 
 
 # (slot, action id for Fox, action id for Marth): where each slot's data comes from (-1: none).
