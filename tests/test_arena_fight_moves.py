@@ -6,6 +6,7 @@ import pytest
 import torch
 from melee.enums import Action, Character
 
+from melee_agent.arena import Arena
 from melee_agent.arena import gamedata as gd
 from melee_agent.arena.fight.moves import Slot
 from tests.fight_kit import AGENT, CPU, EDGE, fight, frames, place, slot_of
@@ -107,7 +108,7 @@ def test_a_double_jump_and_fast_fall():
     assert env.state.players.speed_y[0, AGENT].item() == pytest.approx(-a.fast_fall_velocity)
 
 
-def _sweep(xs: list[float], y: float, on_ground: float, first: dict, hold: dict, n: int) -> torch.Tensor:
+def _sweep(xs: list[float], y: float, on_ground: float, first: dict, hold: dict, n: int) -> tuple[torch.Tensor, Arena]:
     """Fox at each start x (one environment each) does a move toward an idle Marth at x 0: damage Marth took."""
     env = fight(len(xs))
     B = len(xs)
@@ -116,7 +117,7 @@ def _sweep(xs: list[float], y: float, on_ground: float, first: dict, hold: dict,
           action=STANDING_OR_FALLING[on_ground])
     env.state = env.state._replace(players=env.state.players._replace(
         position_x=torch.stack((torch.tensor(xs), torch.zeros(B)), 1)))
-    return frames(env, n, fox_first=first, fox=hold)[:, CPU]
+    return frames(env, n, fox_first=first, fox=hold)[:, CPU], env
 
 
 STANDING_OR_FALLING = {1.0: float(Action.STANDING.value), 0.0: FALLING}
@@ -125,9 +126,13 @@ STANDING_OR_FALLING = {1.0: float(Action.STANDING.value), 0.0: FALLING}
 def test_the_firefox_travel_hits_with_the_hitbox_the_game_makes_in_code():
     """Its hitbox is not in the dump (the game makes it in code): its values are gamedata's
     code_hitboxes.csv, on the frames and at the positions libmelee recorded. Fox starts at a spread of
-    distances from an idle Marth; some firefoxes connect, each dealing the code hitbox's damage once."""
-    firefox = gd.code_hitbox(Character.FOX, 356).damage  # 14
+    distances from an idle Marth; some firefoxes connect, each dealing the code hitbox's damage once and
+    taking the KO credit under up-b's attack id (20)."""
+    code = gd.code_hitbox(Character.FOX, 356)  # 14%
     xs = [-40.0 - 4.0 * i for i in range(25)]  # beyond the reach of the charge's flames (2% hits of their own)
-    took = _sweep(xs, 8.0, 0.0, {"b": 1, "sy": 1.0}, {"sx": 1.0}, 90)
-    assert (took == firefox).any(), took
-    assert ((took == 0) | (took == firefox)).all(), took
+    took, env = _sweep(xs, 8.0, 0.0, {"b": 1, "sy": 1.0}, {"sx": 1.0}, 90)
+    hit = took == code.damage
+    assert hit.any(), took
+    assert ((took == 0) | hit).all(), took
+    credit = env.state.fight.ko_credit[hit, CPU]  # -1 where Marth has landed and stood again since
+    assert (credit == code.attack_id).any() and ((credit == code.attack_id) | (credit == -1)).all(), credit

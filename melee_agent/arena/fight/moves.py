@@ -393,6 +393,8 @@ def build_table(device: torch.device | str = "cpu", num_envs: int | None = None)
                 if slot in AERIALS:
                     landing[r], lcancel[r] = m.landing_lag, m.lcancel_landing_lag
                     ac_lo[r], ac_hi[r] = m.autocancel_before or 0, m.autocancel_after or 999
+            elif src in CODE_HITBOX_ACTIONS.get(ch, ()):  # its hits stale and take KO credit under the move's id
+                attack_id[r] = gd.code_hitbox(ch, src).attack_id
             if slot in THROWS:
                 t = gd.throw(ch, src)
                 attack_id[r], release[r] = t.attack_id, t.release_frame
