@@ -310,7 +310,8 @@ def hitbox_gap(h: gd.Hitbox, attacker: PlayerFrame, attacker_prev: PlayerFrame |
 
 def _predict(h: gd.Hitbox | gd.Throw | gd.Projectile | gd.CodeHitbox, stale: float, victim: PlayerFrame,
              victim_attrs: gd.CharacterAttributes, crouching: bool) -> tuple[float, float, float, float]:
-    """(damage, knockback, hitstun, launch speed) for hitbox (or throw, or projectile hit) ``h`` on ``victim``."""
+    """(damage, knockback, hitstun, launch speed) for ``h`` on ``victim``: a hitbox, a throw command, a
+    projectile's hit or a code-made hitbox."""
     damage = torch.tensor(h.damage, dtype=torch.float64) * stale
     p = kb.knockback_percent(torch.tensor(victim.percent, dtype=torch.float64), damage)
     k = kb.knockback(p, h.damage, victim_attrs.weight, h.kb_growth, h.base_kb, h.set_kb)
@@ -368,10 +369,14 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     damage_obs = v.percent - vq.percent
     move = gd.move(a.character, a.action)
     candidates = candidate_hitboxes(a, vq, carries_ground)
-    code = gd.code_hitbox(a.character, a.action)  # Fox's firefox travel and illusion: hitboxes made in code
     note = ""
     replay_attack = a.last_attack_landed
     new_attack = aprev is not None and replay_attack > 0 and replay_attack != aprev.last_attack_landed
+    # Fox's firefox travel and illusion: a hitbox made in code, out on the frames libmelee recorded it,
+    # unless the replay names another attack for this hit (a laser of his still flying)
+    code = gd.code_hitbox(a.character, a.action)
+    if code is not None and (not code.out_on(a.action_frame) or (new_attack and replay_attack != code.attack_id)):
+        code = None
     if candidates and move is not None:
         move_name, attack_id = move.name, move.attack_id
     elif a.action in THROWS:
@@ -400,7 +405,7 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     hs_obs = int(v.hitstun) if carries_hitstun and not held else None
     ls_obs = math.hypot(v.speed_x_attack, v.speed_y_attack) if carries_launch and not held else None
     if not candidates:
-        # A throw's throw command, or a projectile's hit: one set of values, no hitbox to choose.
+        # A throw's throw command, a code-made hitbox or a projectile's hit: one set of values, none to choose.
         src: gd.Throw | gd.Projectile | gd.CodeHitbox | None = None
         if a.action in THROWS:
             src = gd.throw(a.character, a.action)

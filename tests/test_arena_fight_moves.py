@@ -109,7 +109,8 @@ def test_a_double_jump_and_fast_fall():
 
 
 def _sweep(xs: list[float], y: float, on_ground: float, first: dict, hold: dict, n: int) -> tuple[torch.Tensor, Arena]:
-    """Fox at each start x (one environment each) does a move toward an idle Marth at x 0: damage Marth took."""
+    """Fox at each start x (one environment each) does a move toward an idle Marth at x 0: the damage Marth
+    took, and the arena after."""
     env = fight(len(xs))
     B = len(xs)
     place(env, CPU, position_x=0.0, facing=-1.0)

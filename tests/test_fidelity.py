@@ -169,3 +169,23 @@ def test_firefox_hit_from_the_hitbox_the_game_makes_in_code():
     assert second.stale_factor == pytest.approx(0.91) and second.damage_predicted == pytest.approx(14 * 0.91)
     assert second.damage_exact  # 44 -> 56.74: 12.74 = 14 x 0.91
     assert fd.gd.code_hitbox(Character.MARTH, 356) is None  # Marth's 356 is a dancing-blade swing with its own data
+
+
+def test_a_code_made_hitbox_counts_only_while_out_and_not_for_another_attack():
+    """A laser (attack id 18) landing while Fox firefoxes is the laser's 3%, not the firefox's 14%; a rise
+    during the illusion's end past the frames libmelee recorded its hitbox out (1-2) is not the illusion's."""
+    def pf(ch, action, frame, percent, attack=-1):
+        return fd.PlayerFrame(ch, action, frame, percent, 4, False, True, 0.0, 20.0, 0.0, 0.0, 0.0, attack)
+
+    frames = [fd.Frame(1, {1: pf(Character.FOX, 356, 4, 0.0), 2: pf(Character.MARTH, 0, 1, 10.0)}, frozenset({1})),
+              fd.Frame(2, {1: pf(Character.FOX, 356, 5, 0.0, attack=18), 2: pf(Character.MARTH, 0, 1, 13.0)},
+                       frozenset({1})),
+              fd.Frame(3, {1: pf(Character.FOX, 352, 19, 0.0, attack=18), 2: pf(Character.MARTH, 0, 1, 13.0)},
+                       frozenset()),
+              fd.Frame(4, {1: pf(Character.FOX, 352, 20, 0.0, attack=18), 2: pf(Character.MARTH, 0, 1, 14.0)},
+                       frozenset())]
+    res = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames))
+    (laser,) = res.hits
+    assert (laser.move, laser.damage_predicted) == ("laser", 3.0) and laser.damage_exact
+    (rise,) = res.unattributed
+    assert rise.frame == 4

@@ -28,7 +28,7 @@ CPU_OPTIONS = {
     # Inductor fuses at most ``max_fusion_size`` (64) nodes into one loop. A fight frame's loops hold more, so
     # at 64 the Marth CPU's per-environment loop was cut in two (each half reloading the same fields, each
     # ending at an OpenMP barrier), and so was the largest [B, 2] loop. At 1,024 each is one loop (30 parallel
-    # loops a frame instead of 32): 1.08x noop frames/s at B = 4,096, measured side by side (README, "Speed of
+    # loops a frame instead of 32): 1.09x noop frames/s at B = 4,096, measured side by side (README, "Speed of
     # a fight"; 4,096 was no faster).
     "max_fusion_size": 1024,
 }

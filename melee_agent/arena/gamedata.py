@@ -175,12 +175,18 @@ class CodeHitbox(NamedTuple):
     action: int
     move: str
     attack_id: int
+    first_frame: int | None  # the action frames it is out on (libmelee's record); None where not recorded
+    last_frame: int | None
     damage: float
     angle: float
     base_kb: float
     kb_growth: float
     set_kb: float
     element: str
+
+    def out_on(self, frame: int) -> bool:
+        """Whether it is out on action frame ``frame`` (on every frame where the record has none)."""
+        return self.first_frame is None or self.first_frame <= frame <= (self.last_frame or self.first_frame)
 
 
 class GameData(NamedTuple):
@@ -250,7 +256,7 @@ def load() -> GameData:
         for r in _rows("projectiles.csv"))
     code = tuple(
         CodeHitbox(_NAME_TO_CHARACTER[r["character"]], int(r["action"]), r["move"], int(r["attack_id"]),
-                   float(r["damage"]), float(r["angle"]), float(r["base_kb"]), float(r["kb_growth"]),
+                   _opt(r["first_frame"]), _opt(r["last_frame"]), float(r["damage"]), float(r["angle"]), float(r["base_kb"]), float(r["kb_growth"]),
                    float(r["set_kb"]), r["element"])
         for r in _rows("code_hitboxes.csv"))
     return GameData(hb, moves, chars, throws, projectiles, code)
@@ -300,6 +306,14 @@ def code_hitbox(character: Character, action: Action | int) -> CodeHitbox | None
     """The hitbox ``character``'s ``action`` creates in code (``code_hitboxes.csv``), or None."""
     a = _action_id(action)
     return next((h for h in load().code_hitboxes if h.character == character and h.action == a), None)
+
+
+def code_hitbox_of(character: Character, action: Action | int) -> CodeHitbox:
+    """:func:`code_hitbox`, for an action that must have one: ValueError naming it where the data has none."""
+    h = code_hitbox(character, action)
+    if h is None:
+        raise ValueError(f"code_hitboxes.csv has no hitbox for {character.name}'s action {_action_id(action)}")
+    return h
 
 
 def attributes(character: Character) -> CharacterAttributes:

@@ -288,9 +288,10 @@ def _hitboxes(ch: Character, action: int) -> np.ndarray:
 
 # Actions whose hitbox the game makes in code (gamedata code_hitboxes.csv) that the fight plays with it:
 # Fox's firefox travel (libmelee recorded it on frames 1-29, at his body). The illusion's is left out:
-# libmelee recorded it 37.44 units behind Fox (two frames of the dash) on frames 3-4 of the dash and 1-2
-# of the end, which hits along the path only with the game's frame-to-frame sweep of hitboxes, which the
-# arena does not model, and whether the end's frames can hit a victim the dash hit is not known here.
+# libmelee recorded it 37.44 units behind Fox (two frames of the dash) on frames 3-4 of the dash, and 21-39
+# behind on frames 1-2 of the end, which hits along the path only with the game's frame-to-frame sweep of
+# hitboxes, which the arena does not model; and whether the end's frames can hit a victim the dash hit is
+# not known here.
 CODE_HITBOX_ACTIONS = {Character.FOX: (356,)}
 
 
@@ -298,7 +299,7 @@ def _code_hitboxes(out: np.ndarray, ch: Character, action: int) -> None:
     """Fill ``out`` with the one hitbox ``action`` makes in code: its values from gamedata, on the frames and
     at the positions libmelee's framedata.csv recorded it. Hits grounded and airborne victims and deals no
     extra shield damage (guesses: the source gives neither)."""
-    c = gd.code_hitbox(ch, action)
+    c = gd.code_hitbox_of(ch, action)
     for r in _framedata().get((ch.value, action), []):
         f = int(r["frame"])
         for k in range(4):
@@ -394,7 +395,7 @@ def build_table(device: torch.device | str = "cpu", num_envs: int | None = None)
                     landing[r], lcancel[r] = m.landing_lag, m.lcancel_landing_lag
                     ac_lo[r], ac_hi[r] = m.autocancel_before or 0, m.autocancel_after or 999
             elif src in CODE_HITBOX_ACTIONS.get(ch, ()):  # its hits stale and take KO credit under the move's id
-                attack_id[r] = gd.code_hitbox(ch, src).attack_id
+                attack_id[r] = gd.code_hitbox_of(ch, src).attack_id
             if slot in THROWS:
                 t = gd.throw(ch, src)
                 attack_id[r], release[r] = t.attack_id, t.release_frame
