@@ -6,7 +6,6 @@ import pytest
 import torch
 from melee.enums import Action, Character
 
-from melee_agent.arena import Arena
 from melee_agent.arena import gamedata as gd
 from melee_agent.arena.fight.moves import Slot
 from tests.fight_kit import AGENT, CPU, EDGE, fight, frames, place, slot_of
@@ -108,22 +107,6 @@ def test_a_double_jump_and_fast_fall():
     assert env.state.players.speed_y[0, AGENT].item() == pytest.approx(-a.fast_fall_velocity)
 
 
-def _sweep(xs: list[float], y: float, on_ground: float, first: dict, hold: dict, n: int) -> tuple[torch.Tensor, Arena]:
-    """Fox at each start x (one environment each) does a move toward an idle Marth at x 0: the damage Marth
-    took, and the arena after."""
-    env = fight(len(xs))
-    B = len(xs)
-    place(env, CPU, position_x=0.0, facing=-1.0)
-    place(env, AGENT, position_y=y, on_ground=on_ground, facing=1.0, jumps_left=0.0,
-          action=STANDING_OR_FALLING[on_ground])
-    env.state = env.state._replace(players=env.state.players._replace(
-        position_x=torch.stack((torch.tensor(xs), torch.zeros(B)), 1)))
-    return frames(env, n, fox_first=first, fox=hold)[:, CPU], env
-
-
-STANDING_OR_FALLING = {1.0: float(Action.STANDING.value), 0.0: FALLING}
-
-
 def test_the_firefox_travel_hits_with_the_hitbox_the_game_makes_in_code():
     """Its hitbox is not in the dump (the game makes it in code): its values are gamedata's
     code_hitboxes.csv, on the frames and at the positions libmelee recorded. Fox starts at a spread of
@@ -131,7 +114,12 @@ def test_the_firefox_travel_hits_with_the_hitbox_the_game_makes_in_code():
     taking the KO credit under up-b's attack id (20)."""
     code = gd.code_hitbox(Character.FOX, 356)  # 14%
     xs = [-40.0 - 4.0 * i for i in range(25)]  # beyond the reach of the charge's flames (2% hits of their own)
-    took, env = _sweep(xs, 8.0, 0.0, {"b": 1, "sy": 1.0}, {"sx": 1.0}, 90)
+    env = fight(len(xs))  # one environment per start x
+    place(env, CPU, position_x=0.0, facing=-1.0)
+    place(env, AGENT, position_y=8.0, on_ground=0.0, facing=1.0, jumps_left=0.0, action=FALLING)
+    env.state = env.state._replace(players=env.state.players._replace(
+        position_x=torch.stack((torch.tensor(xs), torch.zeros(len(xs))), 1)))
+    took = frames(env, 90, fox_first={"b": 1, "sy": 1.0}, fox={"sx": 1.0})[:, CPU]  # up-b, then aim at Marth
     hit = took == code.damage
     assert hit.any(), took
     assert ((took == 0) | hit).all(), took

@@ -142,24 +142,32 @@ def test_cli_table_json_and_exit_codes(tmp_path, capsys):
     assert BAD[0] in capsys.readouterr().err
 
 
+def airborne(character: Character, action: int, frame: int, percent: float, x: float = 0.0, attack: int = -1,
+             hitstun: float = 0.0, speed_x: float = 0.0) -> fd.PlayerFrame:
+    """A player in the air at height 20 facing right, as a synthetic replay's frame records it."""
+    return fd.PlayerFrame(character, action, frame, percent, 4, False, True, x, 20.0, hitstun, speed_x, 0.0, attack)
+
+
+def fox_and_marth(n: int, fox: fd.PlayerFrame, marth: fd.PlayerFrame, laser_out: bool = False) -> fd.Frame:
+    """Frame ``n`` of a synthetic replay, Fox on port 1 and Marth on port 2 (``laser_out``: a laser of Fox's)."""
+    return fd.Frame(n, {1: fox, 2: marth}, frozenset({1}) if laser_out else frozenset())
+
+
+FOX, MARTH = Character.FOX, Character.MARTH
+
+
 def test_firefox_hit_from_the_hitbox_the_game_makes_in_code():
     """Fox's firefox travel has no hitbox command (the dump has none): its hit is predicted from
     code_hitboxes.csv (14%, base 60, growth 60). Worked by hand for Marth (weight 87) at 30%:
     p = 30 + 14 = 44; KB = ((44/10 + 44*14/20) * 200/187 * 1.4 + 18) * 0.60 + 60 = 102.42;
     hitstun floor(0.4 KB) = 40; launch speed 0.03 KB = 3.073. A second firefox hit later is staled by
     the first in the queue (0.91)."""
-    def pf(ch, action, frame, percent, x, attack=-1, hitstun=0.0, sx=0.0):
-        return fd.PlayerFrame(ch, action, frame, percent, 4, False, True, x, 20.0, hitstun, sx, 0.0, attack)
-
-    def frame(n, fox, marth):
-        return fd.Frame(n, {1: fox, 2: marth}, frozenset())
-
-    frames = [frame(1, pf(Character.FOX, 356, 4, 0.0, 0.0), pf(Character.MARTH, 0, 1, 30.0, 5.0)),
-              frame(2, pf(Character.FOX, 356, 5, 0.0, 0.0, attack=20), pf(Character.MARTH, 0, 1, 44.0, 5.0,
-                                                                         hitstun=40.0, sx=3.0726)),
-              frame(3, pf(Character.FOX, 0, 1, 0.0, 0.0, attack=20), pf(Character.MARTH, 0, 1, 44.0, 5.0)),
-              frame(4, pf(Character.FOX, 356, 5, 0.0, 0.0, attack=20), pf(Character.MARTH, 0, 1, 44.0, 5.0)),
-              frame(5, pf(Character.FOX, 356, 6, 0.0, 0.0, attack=20), pf(Character.MARTH, 0, 1, 56.74, 5.0))]
+    frames = [fox_and_marth(1, airborne(FOX, 356, 4, 0.0), airborne(MARTH, 0, 1, 30.0, 5.0)),
+              fox_and_marth(2, airborne(FOX, 356, 5, 0.0, attack=20),
+                            airborne(MARTH, 0, 1, 44.0, 5.0, hitstun=40.0, speed_x=3.0726)),
+              fox_and_marth(3, airborne(FOX, 0, 1, 0.0, attack=20), airborne(MARTH, 0, 1, 44.0, 5.0)),
+              fox_and_marth(4, airborne(FOX, 356, 5, 0.0, attack=20), airborne(MARTH, 0, 1, 44.0, 5.0)),
+              fox_and_marth(5, airborne(FOX, 356, 6, 0.0, attack=20), airborne(MARTH, 0, 1, 56.74, 5.0))]
     res = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames))
     first, second = res.hits
     assert (first.move, first.attack_id, first.damage_predicted) == ("firefox_air", 20, 14.0)
@@ -168,22 +176,16 @@ def test_firefox_hit_from_the_hitbox_the_game_makes_in_code():
     assert "code" in first.note
     assert second.stale_factor == pytest.approx(0.91) and second.damage_predicted == pytest.approx(14 * 0.91)
     assert second.damage_exact  # 44 -> 56.74: 12.74 = 14 x 0.91
-    assert fd.gd.code_hitbox(Character.MARTH, 356) is None  # Marth's 356 is a dancing-blade swing with its own data
+    assert fd.gd.code_hitbox(MARTH, 356) is None  # Marth's 356 is a dancing-blade swing with its own data
 
 
 def test_a_code_made_hitbox_counts_only_while_out_and_not_for_another_attack():
     """A laser (attack id 18) landing while Fox firefoxes is the laser's 3%, not the firefox's 14%; a rise
     during the illusion's end past the frames libmelee recorded its hitbox out (1-2) is not the illusion's."""
-    def pf(ch, action, frame, percent, attack=-1):
-        return fd.PlayerFrame(ch, action, frame, percent, 4, False, True, 0.0, 20.0, 0.0, 0.0, 0.0, attack)
-
-    frames = [fd.Frame(1, {1: pf(Character.FOX, 356, 4, 0.0), 2: pf(Character.MARTH, 0, 1, 10.0)}, frozenset({1})),
-              fd.Frame(2, {1: pf(Character.FOX, 356, 5, 0.0, attack=18), 2: pf(Character.MARTH, 0, 1, 13.0)},
-                       frozenset({1})),
-              fd.Frame(3, {1: pf(Character.FOX, 352, 19, 0.0, attack=18), 2: pf(Character.MARTH, 0, 1, 13.0)},
-                       frozenset()),
-              fd.Frame(4, {1: pf(Character.FOX, 352, 20, 0.0, attack=18), 2: pf(Character.MARTH, 0, 1, 14.0)},
-                       frozenset())]
+    frames = [fox_and_marth(1, airborne(FOX, 356, 4, 0.0), airborne(MARTH, 0, 1, 10.0), laser_out=True),
+              fox_and_marth(2, airborne(FOX, 356, 5, 0.0, attack=18), airborne(MARTH, 0, 1, 13.0), laser_out=True),
+              fox_and_marth(3, airborne(FOX, 352, 19, 0.0, attack=18), airborne(MARTH, 0, 1, 13.0)),
+              fox_and_marth(4, airborne(FOX, 352, 20, 0.0, attack=18), airborne(MARTH, 0, 1, 14.0))]
     res = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames))
     (laser,) = res.hits
     assert (laser.move, laser.damage_predicted) == ("laser", 3.0) and laser.damage_exact

@@ -302,8 +302,10 @@ def _code_hitboxes(out: np.ndarray, ch: Character, action: int) -> None:
     c = gd.code_hitbox_of(ch, action)
     for r in _framedata().get((ch.value, action), []):
         f = int(r["frame"])
+        if f > MAX_FRAMES:
+            continue
         for k in range(4):
-            if r[f"hitbox_{k + 1}_status"] != "True" or f > MAX_FRAMES:
+            if r[f"hitbox_{k + 1}_status"] != "True":
                 continue
             e = out[f, k]
             e[H.X], e[H.Y] = float(r[f"hitbox_{k + 1}_x"]), float(r[f"hitbox_{k + 1}_y"])
