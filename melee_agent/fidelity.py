@@ -50,6 +50,8 @@ LAUNCH_TOLERANCE = 0.05  # relative
 # (hitstun) from 2.0.0; attack-based speeds from 3.5.0.
 HITSTUN_SINCE = (2, 0, 0)
 LAUNCH_SPEED_SINCE = (3, 5, 0)
+# Item updates (projectiles) are in replays from 3.0.0 on.
+ITEMS_SINCE = (3, 0, 0)
 # The post-frame "is airborne" byte (0x2F) is from 2.0.0 too; before it libmelee reports every player
 # on the ground, so a replay that old does not say which of a move's hitboxes could hit the victim.
 GROUND_SINCE = (2, 0, 0)
@@ -64,6 +66,8 @@ ATTACK_NAMES = {1: "none", 2: "jab1", 3: "jab2", 4: "jab3", 5: "rapid-jabs", 6: 
 HELD = {Action.GRAB_PUMMELED.value, Action.GRABBED.value, Action.GRAB_PULL.value, Action.GRABBED_WAIT_HIGH.value,
         Action.PUMMELED_HIGH.value}  # the victim is held: no launch, no hitstun
 BODY_RADIUS = 3.5  # the arena's body radius (melee_agent/arena/data.py BODY_RADIUS): a guess
+OFF_SCREEN_DAMAGE = 1.0  # SmashWiki "Magnifying-Glass Damage": 1% a second while off screen
+DEFAULT_HEIGHT = 10.0  # body height for a character victims.csv lacks (none of Melee's 27): a guess
 CROUCHING = {Action.CROUCH_START.value, Action.CROUCHING.value}  # CROUCH_START: guess (SmashWiki names crouching)
 
 
@@ -206,7 +210,10 @@ def read_replay(path: str | os.PathLike) -> Replay:
     if not path.is_file():
         raise ReplayError(f"{path}: no such replay file")
     try:
-        console = _console_class()(path=str(path), is_dolphin=False, allow_old_version=True)
+        # skip_rollback_frames=False: a netplay replay holds rollbacks, each frame sent again as the game
+        # replayed it; libmelee's default keeps the first (predicted) version, the kept timeline is the last.
+        console = _console_class()(path=str(path), is_dolphin=False, allow_old_version=True,
+                                   skip_rollback_frames=False)
         console.connect()
     except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)
         raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None
@@ -222,6 +229,8 @@ def read_replay(path: str | os.PathLike) -> Replay:
                                                             else "")) from None
         if gs is None:
             break
+        while frames and frames[-1].number >= int(gs.frame):  # a rollback: this frame's later version wins
+            frames.pop()
         players = {}
         for port, p in gs.players.items():
             port = int(port)
@@ -303,20 +312,32 @@ def hitbox_gap(h: gd.Hitbox, attacker: PlayerFrame, attacker_prev: PlayerFrame |
         for hp in gd.hitboxes_at(attacker.character, attacker.action, attacker.action_frame - 1):
             if hp.hitbox_id == h.hitbox_id and not math.isnan(hp.x):
                 then = (attacker_prev.x + (hp.x if attacker_prev.facing_right else -hp.x), attacker_prev.y + hp.y)
-    height = gd.attributes(victim.character).height if victim.character in FIGHTERS else 10.0
+    vd = gd.victim(victim.character)
+    height = vd.height if vd is not None else DEFAULT_HEIGHT
     body = ((victim.x, victim.y), (victim.x, victim.y + height))
     return _segment_distance(then, now, *body) - h.radius - BODY_RADIUS
 
 
 def _predict(h: gd.Hitbox | gd.Throw | gd.Projectile | gd.CodeHitbox, stale: float, victim: PlayerFrame,
-             victim_attrs: gd.CharacterAttributes, crouching: bool) -> tuple[float, float, float, float]:
-    """(damage, knockback, hitstun, launch speed) for ``h`` on ``victim``: a hitbox, a throw command, a
-    projectile's hit or a code-made hitbox."""
+             victim_attrs: gd.Victim, crouching: bool, charged: bool = False) -> tuple[float, float, float, float]:
+    """(damage, knockback, hitstun, launch speed) for ``h`` on ``victim`` (its frame before the hit): a
+    hitbox, a throw command (knockback at weight 100, ``kb.THROW_WEIGHT``), a projectile's hit or a
+    code-made hitbox (``charged``: a charged smash attack's, ``h.damage`` already charged). A hit with no knockback at all (Fox's laser: base, growth and set knockback 0)
+    leaves the victim's hitstun and launch as they were: they go on counting down and decaying."""
     damage = torch.tensor(h.damage, dtype=torch.float64) * stale
+    if h.base_kb == 0 and h.kb_growth == 0 and h.set_kb == 0:
+        return float(damage), 0.0, max(victim.hitstun - 1.0, 0.0), _decayed_launch(victim)
+    weight = kb.THROW_WEIGHT if isinstance(h, gd.Throw) else victim_attrs.weight
     p = kb.knockback_percent(torch.tensor(victim.percent, dtype=torch.float64), damage)
-    k = kb.knockback(p, h.damage, victim_attrs.weight, h.kb_growth, h.base_kb, h.set_kb)
+    d = math.floor(h.damage) if charged else h.damage  # a charged smash's d is its damage floored
+    k = kb.knockback(p, d, weight, h.kb_growth, h.base_kb, h.set_kb)
     k = kb.crouch_cancel(k, torch.tensor(crouching))
     return float(damage), float(k), float(kb.hitstun(k)), float(kb.launch_speed(k))
+
+
+def _decayed_launch(v: PlayerFrame) -> float:
+    """The victim's launch speed one frame after ``v``, untouched by a hit: 0.051 less, down to 0."""
+    return max(math.hypot(v.speed_x_attack, v.speed_y_attack) - kb.LAUNCH_DECAY, 0.0)
 
 
 def analyse(replay: Replay) -> FileResult:
@@ -325,9 +346,11 @@ def analyse(replay: Replay) -> FileResult:
     carries_hitstun = replay.version >= HITSTUN_SINCE
     carries_launch = replay.version >= LAUNCH_SPEED_SINCE
     carries_ground = replay.version >= GROUND_SINCE
+    carries_items = replay.version >= ITEMS_SINCE
     queues: dict[int, list[int]] = defaultdict(list)  # port -> attack ids, most recent first
     instance: dict[int, int] = defaultdict(int)  # port -> attack instance counter (new action = new instance)
     pushed: dict[int, int] = {}  # port -> instance last pushed into its queue
+    held: dict[int, int] = defaultdict(int)  # port -> frames its smash attack stood on its charge frame
     hits: list[HitRecord] = []
     unattributed: list[Unattributed] = []
     prev: Frame | None = None
@@ -337,8 +360,12 @@ def analyse(replay: Replay) -> FileResult:
                 q = prev.players.get(port)
                 if q is None:
                     continue
-                if p.action != q.action or p.action_frame < q.action_frame:
+                if p.action != q.action:
                     instance[port] += 1
+                    held[port] = 0
+                mv = gd.move(p.character, p.action)
+                if mv is not None and mv.charge_frame is not None and p.action_frame == mv.charge_frame:
+                    held[port] += 1  # a smash attack's animation stands on its charge frame while charged
                 if p.stock < q.stock:  # SmashWiki: being KO'd resets the player's own stale queue
                     queues[port].clear()
         if prev is not None and len(fr.players) == 2:
@@ -349,7 +376,8 @@ def analyse(replay: Replay) -> FileResult:
                 if vq is None or v.percent <= vq.percent + 1e-6 or a.character not in FIGHTERS:
                     continue
                 rec = _hit(name, fr, aport, a, prev.players.get(aport), vport, v, vq, queues[aport],
-                           carries_hitstun, carries_launch, carries_ground)
+                           carries_hitstun, carries_launch, carries_ground, pushed.get(aport) == instance[aport],
+                           aport in prev.projectile_owners, max(held[aport] - 1, 0), carries_items)
                 if isinstance(rec, Unattributed):
                     unattributed.append(rec)
                     continue
@@ -365,13 +393,30 @@ def analyse(replay: Replay) -> FileResult:
 
 def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | None, vport: int, v: PlayerFrame,
          vq: PlayerFrame, queue: list[int], carries_hitstun: bool, carries_launch: bool,
-         carries_ground: bool = True) -> HitRecord | Unattributed:
+         carries_ground: bool = True, repeat: bool = False, had_projectile: bool = False,
+         charged: int = 0, carries_items: bool = True) -> HitRecord | Unattributed:
+    """One percent rise of ``v`` read as a hit by ``a``; ``repeat``: ``a`` already hit in this action;
+    ``had_projectile``: ``a`` owned a projectile on the frame before (one that hits is gone on the hit's
+    frame, and where the replay's last attack landed was already its id that does not change either);
+    ``charged``: frames ``a``'s smash attack was charged (its charge frame held past the first);
+    ``carries_items``: the replay records projectiles (3.0.0 on)."""
     damage_obs = v.percent - vq.percent
-    move = gd.move(a.character, a.action)
-    candidates = candidate_hitboxes(a, vq, carries_ground)
     note = ""
     replay_attack = a.last_attack_landed
     new_attack = aprev is not None and replay_attack > 0 and replay_attack != aprev.last_attack_landed
+    if aprev is not None and new_attack and a.action != aprev.action:
+        # A trade: both players hit on this frame, so the attacker already shows its own hit's action.
+        # The move that hit is the one of the frame before, one frame on, where it names the replay's attack.
+        was = aprev._replace(action_frame=aprev.action_frame + 1)
+        was_move = gd.move(was.character, was.action)
+        if (not candidate_hitboxes(a, vq, carries_ground) and was_move is not None
+                and was_move.attack_id == replay_attack and candidate_hitboxes(was, vq, carries_ground)):
+            a, note = was, "a trade (the move of the frame before); "
+    move = gd.move(a.character, a.action)
+    candidates = candidate_hitboxes(a, vq, carries_ground)
+    # Before 3.0.0 a replay has no projectiles: a rise with the attacker's last attack landed still naming
+    # one of its projectiles (a second laser) is that projectile's.
+    old_projectile = not carries_items and gd.projectile(a.character, replay_attack) is not None
     # Fox's firefox travel and illusion: a hitbox made in code, out on the frames libmelee recorded it,
     # unless the replay names another attack for this hit (a laser of his still flying)
     code = gd.code_hitbox(a.character, a.action)
@@ -385,14 +430,17 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
         move_name, attack_id = code.move, code.attack_id
     elif move is not None and new_attack and replay_attack == move.attack_id:
         move_name, attack_id = move.name, move.attack_id  # the move hit, but the data has no hitbox on this frame
-    elif aport in fr.projectile_owners or new_attack:
+    elif aport in fr.projectile_owners or had_projectile or new_attack or old_projectile:
         # A hit with no hitbox of the attacker out: a projectile (Fox's laser is an item), named by
         # the attack id the replay records for it where it changed on this frame.
-        attack_id = replay_attack if new_attack else 18
+        attack_id = replay_attack if new_attack or old_projectile else 18
         move_name = f"projectile ({ATTACK_NAMES.get(attack_id, attack_id)})"
     else:
         why = (f"{move.name} has no hitbox on action frame {a.action_frame}" if move is not None
                else "the other player has no hitbox, throw or projectile out")
+        if abs(damage_obs - OFF_SCREEN_DAMAGE) <= DAMAGE_TOLERANCE:
+            why += ("; 1%: likely the damage a fighter takes while off screen (in the magnifying glass, 1% a "
+                    "second, SmashWiki); it enters no stale queue")
         return Unattributed(name, fr.number, v.character.name, damage_obs, a.action, a.action_frame,
                             why + " and the replay's last attack landed did not change")
     if replay_attack > 0:
@@ -404,6 +452,18 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     held = v.action in HELD
     hs_obs = int(v.hitstun) if carries_hitstun and not held else None
     ls_obs = math.hypot(v.speed_x_attack, v.speed_y_attack) if carries_launch and not held else None
+    if not candidates and a.action in THROWS and repeat:
+        # The throw command deals once, on release. Fox's throws also fire lasers at the thrown victim
+        # (in the replays 2-4 rises after the release, staled as the throw, leaving its hitstun and launch
+        # to run on): no knockback, like his blaster's laser, and a damage no source here gives.
+        if a.character != Character.FOX:
+            return Unattributed(name, fr.number, v.character.name, damage_obs, a.action, a.action_frame,
+                                f"{move_name} already dealt its throw command in this throw")
+        return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, "laser (throw)",
+                         a.action, a.action_frame, attack_id, None, vq.percent, stale, damage_obs, None, 0.0, hs_obs,
+                         int(max(vq.hitstun - 1.0, 0.0)), ls_obs, _decayed_launch(vq), False,
+                         (note + "a laser of Fox's throw: no knockback (hitstun and launch run on); its damage is "
+                          "in no source here (SmashWiki: the blaster deals 1%-3%)").lstrip("; "))
     if not candidates:
         # A throw's throw command, a code-made hitbox or a projectile's hit: one set of values, none to choose.
         src: gd.Throw | gd.Projectile | gd.CodeHitbox | None = None
@@ -422,7 +482,7 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
                 note += "projectile: not in the data"
         else:
             note += f"no hitbox of {move_name} on action frame {a.action_frame} in the data"
-        victim_attrs = gd.attributes(v.character) if v.character in FIGHTERS else None
+        victim_attrs = gd.victim(v.character)
         if src is None or victim_attrs is None:
             if src is not None:
                 note += "; victim's weight not in the data"
@@ -432,20 +492,29 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
                              ls_obs, None, dmg is not None and abs(dmg - damage_obs) <= DAMAGE_TOLERANCE,
                              note.strip("; "))
         dmg, k, hs, ls = _predict(src, stale, vq, victim_attrs, False)
+        if isinstance(src, gd.Throw):
+            # No hitlag: on the frame a throw's damage shows, its launch has decayed once already (16 of
+            # 16 throws in the public replays read, to 0.001; docs/fidelity.md).
+            ls = max(ls - kb.LAUNCH_DECAY, 0.0)
         return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,
                          a.action_frame, attack_id, None, vq.percent, stale, damage_obs, dmg, k, hs_obs,
                          None if held else int(hs), ls_obs, None if held else ls,
                          abs(dmg - damage_obs) <= DAMAGE_TOLERANCE, note.strip("; "))
     h, why = _pick_hitbox(candidates, a, aprev, v)
     note += why
+    if charged:
+        mult = float(kb.smash_charge(charged))
+        candidates = tuple(c._replace(damage=c.damage * mult) for c in candidates)
+        h = h._replace(damage=h.damage * mult)
+        note = (note + f"; charged {charged} frames (damage x{mult:.4f})").lstrip("; ")
     any_hb = any(abs(c.damage * stale - damage_obs) <= DAMAGE_TOLERANCE for c in candidates)
-    victim_attrs = gd.attributes(v.character) if v.character in FIGHTERS else None
+    victim_attrs = gd.victim(v.character)
     if victim_attrs is None:
         return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,
                          a.action_frame, attack_id, h.hitbox_id, vq.percent, stale, damage_obs,
                          h.damage * stale, None, hs_obs, None, ls_obs, None, any_hb,
                          (note + "; victim's weight not in the data").lstrip("; "))
-    dmg, k, hs, ls = _predict(h, stale, vq, victim_attrs, vq.action in CROUCHING)
+    dmg, k, hs, ls = _predict(h, stale, vq, victim_attrs, vq.action in CROUCHING, charged > 0)
     if held:
         note = (note + "; victim held (pummel): no knockback").lstrip("; ")
     return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,

@@ -7,6 +7,7 @@ import torch
 from melee.enums import Action, Character
 
 from melee_agent.arena import gamedata as gd
+from melee_agent.arena import knockback as kb
 from melee_agent.arena.fight.moves import Slot
 from tests.fight_kit import AGENT, CPU, EDGE, fight, frames, place, slot_of
 
@@ -62,6 +63,31 @@ def test_a_grab_and_a_forward_throw():
     assert env.state.players.percent[0, CPU].item() == pytest.approx(50.0 + t.damage)
     assert env.state.players.hitstun_frames_left[0, CPU].item() > 0
     assert env.state.players.position_x[0, CPU].item() > 20.0  # launched forward
+
+
+def test_a_throw_launches_as_if_the_thrown_fighter_weighed_100():
+    """ikneedata's calculator (and real replays, docs/fidelity.md) take a throw's knockback at weight 100.
+    Fox's forward throw on Marth at 150%: p = 153, KB = ((15.3 + 22.95) * 1.4 + 18) * 1.3 + 35 = 128.0,
+    hitstun 51; with Marth's own weight (87) it would be 132.9, hitstun 53."""
+    env = fight()
+    place(env, AGENT, position_x=0.0, facing=1.0)
+    place(env, CPU, position_x=10.0, facing=-1.0, percent=150.0)
+    frames(env, 8, fox_first={"z": 1})
+    t = gd.throw(Character.FOX, Action.THROW_FORWARD)
+    hitstun = None
+    for i in range(20):
+        before = env.state.players.percent[0, CPU].item()
+        frames(env, 1, fox_first={"sx": 1.0} if i == 0 else {})
+        if env.state.players.percent[0, CPU].item() > before:
+            hitstun = env.state.players.hitstun_frames_left[0, CPU].item()
+            break
+
+    def expected(weight: float) -> float:
+        p = kb.knockback_percent(torch.tensor(150.0), torch.tensor(t.damage))
+        return float(kb.hitstun(kb.knockback(p, t.damage, weight, t.kb_growth, t.base_kb, t.set_kb)))
+
+    assert hitstun == expected(kb.THROW_WEIGHT) == 51.0
+    assert expected(gd.attributes(Character.MARTH).weight) == 53.0
 
 
 def test_a_pummel_damages_the_held_fighter():

@@ -191,3 +191,138 @@ def test_a_code_made_hitbox_counts_only_while_out_and_not_for_another_attack():
     assert (laser.move, laser.damage_predicted) == ("laser", 3.0) and laser.damage_exact
     (rise,) = res.unattributed
     assert rise.frame == 4
+
+
+def test_a_throw_is_predicted_at_weight_100_and_its_lasers_leave_the_launch_running():
+    """Marth's up throw on Fox at 65.63% (slippi-js rollbackFrameTest.slp, frame 7186, re-typed): p = 69,
+    KB = ((6.9 + 13.8) * 200/200 * 1.4 + 18) * 1.3 + 60 = 121.07 at weight 100 (``kb.THROW_WEIGHT``):
+    hitstun 48, launch 3.632 less one frame's decay (no hitlag) = 3.581, as the replay shows (Fox's weight
+    75 would give 126.46: hitstun 50, outside the frame). Then Fox's up throw on Marth (the same replay,
+    frame 4821) and two of its lasers (2% each, staled by the throw: 1.82): no knockback, so hitstun and
+    launch run on from the frame before; their damage is in no source, so not predicted."""
+    marth_throws = [fox_and_marth(1, airborne(FOX, 241, 11, 65.63), airborne(MARTH, 221, 11, 0.0)),
+                    fox_and_marth(2, airborne(FOX, 90, 1, 69.63, hitstun=48.0, speed_x=3.581),
+                                  airborne(MARTH, 221, 12, 0.0, attack=55))]
+    (throw,) = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), marth_throws)).hits
+    assert (throw.move, throw.damage_predicted) == ("uthrow", 4.0)
+    assert throw.knockback_predicted == pytest.approx(121.07, abs=0.01)
+    assert throw.hitstun_predicted == 48 and throw.hitstun_ok
+    assert throw.launch_speed_predicted == pytest.approx(3.581, abs=1e-3) and throw.launch_ok
+
+    fox_throws = [fox_and_marth(1, airborne(FOX, 221, 7, 0.0), airborne(MARTH, 241, 7, 18.0)),
+                  fox_and_marth(2, airborne(FOX, 221, 8, 0.0, attack=55),
+                                airborne(MARTH, 90, 1, 20.0, hitstun=39.0, speed_x=2.978)),
+                  fox_and_marth(3, airborne(FOX, 221, 9, 0.0, attack=55),
+                                airborne(MARTH, 90, 2, 20.0, hitstun=38.0, speed_x=2.927)),
+                  fox_and_marth(4, airborne(FOX, 221, 10, 0.0, attack=55),
+                                airborne(MARTH, 90, 3, 21.82, hitstun=37.0, speed_x=2.876)),
+                  fox_and_marth(5, airborne(FOX, 221, 11, 0.0, attack=55),
+                                airborne(MARTH, 90, 4, 23.64, hitstun=36.0, speed_x=2.825))]
+    throw, *lasers = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), fox_throws)).hits
+    assert throw.move == "uthrow" and throw.damage_exact and throw.hitstun_ok
+    assert throw.launch_speed_predicted == pytest.approx(2.978, abs=1e-3) and throw.launch_ok
+    assert [h.move for h in lasers] == ["laser (throw)"] * 2
+    for h, hs, ls in zip(lasers, (37, 36), (2.876, 2.825), strict=True):
+        assert h.damage_predicted is None and not h.damage_exact and h.stale_factor == pytest.approx(0.91)
+        assert h.hitstun_predicted == hs and h.hitstun_ok
+        assert h.launch_speed_predicted == pytest.approx(ls, abs=1e-3) and h.launch_ok
+
+
+def test_a_laser_in_hitstun_leaves_it_running_and_any_character_can_be_the_victim():
+    """Fox's blaster laser has no knockback (projectiles.csv: base, growth, set 0; SmashWiki: no hitstun,
+    no flinch): a laser landing on a Falco in hitstun 20, launched at 2.0, leaves hitstun 19 and 1.949.
+    Falco is not a fighter of the arena; victims.csv gives every character's weight and height."""
+    falco = Character.FALCO
+    frames = [fox_and_marth(1, airborne(FOX, 0, 30, 0.0), airborne(falco, 90, 5, 30.0, hitstun=20.0, speed_x=2.0),
+                            laser_out=True),
+              fox_and_marth(2, airborne(FOX, 0, 31, 0.0, attack=18),
+                            airborne(falco, 90, 6, 33.0, hitstun=19.0, speed_x=1.949), laser_out=True)]
+    (laser,) = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits
+    assert (laser.move, laser.victim, laser.damage_predicted) == ("laser", "FALCO", 3.0) and laser.damage_exact
+    assert laser.hitstun_predicted == 19 and laser.launch_speed_predicted == pytest.approx(1.949)
+    assert fd.gd.victim(falco).weight == 80 and len(fd.gd.load().victims) == 27
+
+
+def test_a_rollback_keeps_each_frames_last_version():
+    """A netplay replay sends a frame again when the game rolls back; the timeline that stood is each
+    frame's last version (libmelee's default keeps the first, a prediction). libmelee_test_game_1.slp
+    holds 11 such frames."""
+    import melee
+
+    path = REPLAYS / "libmelee_test_game_1.slp"
+    if not path.is_file():
+        pytest.skip(f"{path} not found: ../shared/replays is absent")
+    console = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True, skip_rollback_frames=False)
+    console.connect()
+    last: dict[int, tuple] = {}
+    resent = 0
+    while (gs := console.step()) is not None:
+        resent += int(gs.frame) in last
+        last[int(gs.frame)] = tuple((p.action.value, float(p.position.x), float(p.percent)) for _, p in
+                                    sorted(gs.players.items()))
+    assert resent > 0
+    frames = fd.read_replay(path).frames
+    assert [f.number for f in frames] == sorted(last)
+    assert all(tuple((p.action, p.x, p.percent) for _, p in sorted(f.players.items())) == last[f.number]
+               for f in frames)
+
+
+def usmash(frame: int, attack: int = -1) -> fd.PlayerFrame:
+    return airborne(FOX, Action.UPSMASH.value, frame, 0.0, attack=attack)
+
+
+def test_a_move_started_again_without_leaving_it_is_one_attack_for_the_stale_queue():
+    """Fox's up smash hits, starts again from its interruptible frame without another action between
+    (its action frame falls back, its action does not change) and hits again: the game counts one attack,
+    so the second hit sees the first's staleness (0.91) and adds none; a later up smash after standing
+    sees one entry (0.91), not two (0.83). slippi-js rollbackFrameTest.slp: Fox's up tilt, twice so."""
+    m = lambda pct: airborne(MARTH, 0, 1, pct, 5.0)  # noqa: E731
+    frames = [fox_and_marth(1, usmash(6), m(0.0)), fox_and_marth(2, usmash(7, 11), m(18.0)),
+              fox_and_marth(3, usmash(1, 11), m(18.0)), fox_and_marth(4, usmash(6, 11), m(18.0)),
+              fox_and_marth(5, usmash(7, 11), m(34.38)),
+              fox_and_marth(6, airborne(FOX, Action.STANDING.value, 1, 0.0, attack=11), m(34.38)),
+              fox_and_marth(7, usmash(6, 11), m(34.38)), fox_and_marth(8, usmash(7, 11), m(50.76))]
+    first, again, later = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits
+    assert first.stale_factor == 1.0 and first.damage_exact
+    assert again.stale_factor == pytest.approx(0.91) and again.damage_exact
+    assert later.stale_factor == pytest.approx(0.91) and later.damage_exact
+
+
+def test_a_charged_smash_deals_more_and_its_knockback_takes_the_damage_floored():
+    """Fox's up smash (18%) standing on its charge frame (2) for 4 frames is charged 3: 18 x (1 + 0.3671 x
+    3/60) = 18.3304 (consistencyTest NessVFox-Absorb.slp dealt 18.33 so); knockback with d = 18."""
+    frames = [fox_and_marth(n, usmash(af), airborne(MARTH, 0, 1, 20.0, 5.0))
+              for n, af in enumerate((1, 2, 2, 2, 2, 3, 4, 5, 6), start=1)]
+    frames.append(fox_and_marth(10, usmash(7, 11), airborne(MARTH, 0, 1, 38.3304, 5.0)))
+    (hit,) = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits
+    assert hit.damage_predicted == pytest.approx(18.3304, abs=1e-4) and hit.damage_exact and "charged 3" in hit.note
+    h = fd.gd.hitboxes_at(FOX, Action.UPSMASH, 7)[0]
+    p = fd.kb.knockback_percent(fd.torch.tensor(20.0), fd.torch.tensor(18.3304))
+    assert hit.knockback_predicted == pytest.approx(float(fd.kb.knockback(p, 18.0, 87.0, h.kb_growth, h.base_kb)))
+
+
+def test_a_laser_gone_on_its_hit_frame_and_a_laser_in_a_replay_without_items_are_lasers():
+    """A laser that hits is gone from the frame's projectiles, and with the replay's last attack landed
+    already 18 (a laser before) nothing changes on the hit frame; before 3.0.0 a replay has no projectiles
+    at all. Both rises are the laser's, staled by the laser before."""
+    for version, out in (((3, 7, 0), True), ((2, 0, 0), False)):
+        frames = [fox_and_marth(1, airborne(FOX, 0, 1, 0.0), airborne(MARTH, 0, 1, 0.0), laser_out=out),
+                  fox_and_marth(2, airborne(FOX, 0, 2, 0.0, attack=18), airborne(MARTH, 0, 1, 3.0), laser_out=out),
+                  fox_and_marth(3, airborne(FOX, 0, 3, 0.0, attack=18), airborne(MARTH, 0, 1, 3.0), laser_out=out),
+                  fox_and_marth(4, airborne(FOX, 0, 4, 0.0, attack=18), airborne(MARTH, 0, 1, 5.73))]
+        res = fd.analyse(fd.Replay("synthetic.slp", version, frames))
+        assert [(h.move, h.damage_exact) for h in res.hits] == [("laser", True), ("laser", True)], version
+        assert res.hits[1].stale_factor == pytest.approx(0.91) and not res.unattributed
+
+
+def test_a_trade_reads_the_move_of_the_frame_before():
+    """Marth's forward air and a hit on Marth land on one frame: Marth already shows his own damage
+    action, so his hit is read from the fair of the frame before, one frame on."""
+    fair = Action.FAIR.value
+    frames = [fox_and_marth(1, airborne(FOX, 0, 1, 10.0, 4.0), airborne(MARTH, fair, 3, 0.0)),
+              fox_and_marth(2, airborne(FOX, 0, 1, 10.0, 4.0), airborne(MARTH, fair, 4, 0.0)),
+              fox_and_marth(3, airborne(FOX, 0, 1, 10.0 + fd.gd.hitboxes_at(MARTH, fair, 5)[0].damage, 4.0),
+                            airborne(MARTH, Action.DAMAGE_AIR_1.value, 1, 0.0, attack=14))]
+    hits = [h for h in fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits if h.attacker == "MARTH"]
+    assert [(h.move, h.action, h.action_frame) for h in hits] == [("fair", fair, 5)]
+    assert "trade" in hits[0].note

@@ -136,7 +136,8 @@ def test_committed_csv_files_are_what_the_generator_writes(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_gamedata.py"), "--meleedb-git", MIRROR,
                     "--ikneedata-git", IKNEEDATA_MIRROR, "--out", str(tmp_path)], check=True, capture_output=True)
     committed = ROOT / "melee_agent" / "arena" / "gamedata"
-    for name in ("hitboxes.csv", "moves.csv", "characters.csv", "throws.csv", "projectiles.csv", "SOURCES.md"):
+    for name in ("hitboxes.csv", "moves.csv", "characters.csv", "throws.csv", "projectiles.csv", "code_hitboxes.csv",
+                 "victims.csv", "SOURCES.md"):
         assert (tmp_path / name).read_text() == (committed / name).read_text(), name
 
 

@@ -190,6 +190,14 @@ class CodeHitbox(NamedTuple):
         return self.first_frame is None or self.first_frame <= frame <= (self.last_frame or self.first_frame)
 
 
+class Victim(NamedTuple):
+    """What a hit needs of the character it lands on (``victims.csv``, every character)."""
+
+    character: Character
+    weight: float  # meleedb attributes `weight`
+    height: float  # libmelee characterdata `size`: the body's height in the one-capsule model
+
+
 class GameData(NamedTuple):
     hitboxes: Hitboxes
     moves: tuple[Move, ...]
@@ -197,6 +205,7 @@ class GameData(NamedTuple):
     throws: tuple[Throw, ...]
     projectiles: tuple[Projectile, ...]
     code_hitboxes: tuple[CodeHitbox, ...]
+    victims: tuple[Victim, ...]
 
 
 _NAME_TO_CHARACTER = {"Fox": Character.FOX, "Marth": Character.MARTH}
@@ -260,7 +269,9 @@ def load() -> GameData:
                    _opt(r["first_frame"]), _opt(r["last_frame"]), float(r["damage"]), float(r["angle"]),
                    float(r["base_kb"]), float(r["kb_growth"]), float(r["set_kb"]), r["element"])
         for r in _rows("code_hitboxes.csv"))
-    return GameData(hb, moves, chars, throws, projectiles, code)
+    victims = tuple(Victim(Character(int(r["character_id"])), float(r["weight"]), float(r["height"]))
+                    for r in _rows("victims.csv"))
+    return GameData(hb, moves, chars, throws, projectiles, code, victims)
 
 
 @functools.cache
@@ -315,6 +326,11 @@ def code_hitbox_of(character: Character, action: Action | int) -> CodeHitbox:
     if h is None:
         raise ValueError(f"code_hitboxes.csv has no hitbox for {character.name}'s action {_action_id(action)}")
     return h
+
+
+def victim(character: Character) -> Victim | None:
+    """The weight and body height of ``character`` as a hit's victim, or None for one the data lacks."""
+    return next((v for v in load().victims if v.character == character), None)
 
 
 def attributes(character: Character) -> CharacterAttributes:

@@ -21,6 +21,17 @@ Sources:
   up (linear in between), 45 on airborne victims.
 * SmashWiki "Hitstun": floor(0.4 x knockback); "Tumble": knockback >= 80 tumbles (SmashWiki
   "Sakurai angle": "attacks will begin to induce tumble when the knockback is 80 or higher").
+* Throws: I KneeData's knockback calculator (schmooblidon/ikneedata ``calculatormaths.js``,
+  ``getKnockback``: ``if (isThrow){ weight = 100; }``) computes a throw's knockback as if the thrown
+  fighter weighed 100, whatever its weight (the weight only sets a weight-dependent throw's animation
+  speed). Real replays agree: in slippi-js's ``rollbackFrameTest.slp`` and ``throwGrab.slp`` and
+  peppi's ``v3.16.slp``, 16 throws by Fox and Marth on Fox, Falco and Marth launch at 0.03 x the
+  weight-100 knockback less one frame's decay, every one to 0.001; with the thrown fighter's own
+  weight, Marth's up throws on Fox (75) would be 1.5-6% too fast.
+* Smash attack charge (Melee): a fully charged smash attack deals 1.3671x damage (KuroganeHammer,
+  Smashboards "Smash Attack Charge Multiplier"), rising linearly over the 60 frames of charge; the
+  knockback's d is the charged damage floored (reddit "Melee mechanics of charging smash attacks").
+  Replays agree: Fox's up smash (18%) held 3 and 6 frames dealt 18.33 and 18.66.
 * SmashWiki "Directional influence" (Melee): up to about 18 degrees for a stick perpendicular to the
   launch, none parallel to it.
 * SmashWiki "Crouch cancel" (Melee): knockback x 2/3 while crouching.
@@ -48,6 +59,9 @@ LAUNCH_SPEED_PER_KB = 0.03  # SmashWiki Knockback: launch speed = 0.03 x knockba
 LAUNCH_DECAY = 0.051  # SmashWiki Knockback: launch speed falls by 0.051 per frame
 HITSTUN_PER_KB = 0.4  # SmashWiki Hitstun: floor(0.4 x knockback)
 KNOCKBACK_CAP = 2500.0  # SmashWiki Knockback (Melee): "If Knockback > 2500, then Knockback = 2500"
+SMASH_CHARGE_MAX = 1.3671  # Smashboards (KuroganeHammer): a full charge's damage multiplier in Melee
+SMASH_CHARGE_FRAMES = 60  # frames to a full charge (the multiplier rises linearly over them)
+THROW_WEIGHT = 100.0  # ikneedata calculatormaths.js getKnockback: a throw's knockback uses weight 100
 SET_KB_PERCENT = 10.0  # SmashWiki Knockback: with set knockback "p is always 10"
 TUMBLE_KB = 80.0  # SmashWiki Sakurai angle: tumble from 80 knockback
 SAKURAI_ANGLE = 361.0  # SmashWiki Sakurai angle: stored as 361 in the game data
@@ -60,6 +74,16 @@ ELECTRIC_HITLAG = 1.5  # pfirsich melee-framedata hitlag(): e = 1.5 for electric
 #: SmashWiki Stale-move negation (Melee): reduction by queue position, most recent first.
 STALE_WEIGHTS = (0.09, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01)
 STALE_QUEUE = len(STALE_WEIGHTS)  # 9 moves
+
+
+def smash_charge(charge_frames: Tensor | float) -> Tensor:
+    """A smash attack's damage multiplier after ``charge_frames`` of charge (0 to 60 counted).
+
+    >>> round(float(smash_charge(torch.tensor(6.0))) * 18, 2)  # Fox's up smash held 6 frames
+    18.66
+    """
+    f = torch.clamp(torch.as_tensor(charge_frames, dtype=torch.float64), 0, SMASH_CHARGE_FRAMES)
+    return 1.0 + (SMASH_CHARGE_MAX - 1.0) * f / SMASH_CHARGE_FRAMES
 
 
 def knockback_percent(percent_before: Tensor, staled_damage: Tensor) -> Tensor:

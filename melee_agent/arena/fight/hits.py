@@ -13,7 +13,8 @@ electric hit (the shine); hitstun ``floor(0.4 KB)``; tumble from 80; the Sakurai
 moment (DI). A shielding victim takes shield damage (the hit's damage plus the hitbox's shield
 damage), shieldstun and pushback (meleelight's full-press formulas) and its shield breaks at 0.
 Grab hitboxes grab (through shields); the holder pummels (damage only) or throws (the throw
-command's damage and knockback, released on its frame from ``throws.csv``).
+command's damage and knockback, released on its frame from ``throws.csv``; a throw's knockback takes
+the weight as 100, ``THROW_WEIGHT``, whoever is thrown).
 
 Guesses (marked where used): the hurtbox is one vertical capsule per fighter (the game's per-bone
 hurt capsules are not in the data), the grab's hold time, where the held fighter is, the shield's
@@ -32,7 +33,7 @@ from melee_agent.arena.env_state import PlayerState
 from melee_agent.arena.fight.fighter import STANDING, rows_of, set_free, slot_row, start
 from melee_agent.arena.fight.moves import FightTable, H, Slot, THROWS, other
 from melee_agent.arena.fight.state import FightState, Pad
-from melee_agent.arena.knockback import (STALE_WEIGHTS, di_angle, hitlag, hitstun, knockback, knockback_percent,
+from melee_agent.arena.knockback import (STALE_WEIGHTS, THROW_WEIGHT, di_angle, hitlag, hitstun, knockback, knockback_percent,
                                          launch_angle, launch_velocity, push_stale, tumbles)
 
 BODY_RADIUS = 3.5  # guess (as the dodging arena): the hurt capsule's radius; its height is libmelee's body size
@@ -203,7 +204,7 @@ def _throws(ps: PlayerState, fs: FightState, T: FightTable) -> tuple[PlayerState
     dmg, ang, bkb, kbg, skb = (T.throw[:, i][r_att] for i in range(5))  # throws.csv columns
     aid = T.attack_id[r_att]
     staled = dmg * stale_factor(other(fs.stale, T), aid)
-    kb = knockback(knockback_percent(ps.percent, staled), dmg, T.weight, kbg, bkb, skb)
+    kb = knockback(knockback_percent(ps.percent, staled), dmg, THROW_WEIGHT, kbg, bkb, skb)
     angle = launch_angle(ang, kb, ps.on_ground > 0)
     act = torch.where(tumbles(kb), float(Action.DAMAGE_FLY_NEUTRAL.value), float(Action.DAMAGE_AIR_1.value))
     ps = set_free(ps, go, act)
