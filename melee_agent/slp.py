@@ -26,35 +26,45 @@ class ReplayError(ValueError):
     """A replay file that libmelee cannot read; the message names the file."""
 
 
-def iter_gamestates(path: str | os.PathLike) -> Iterator[Any]:
-    """Yield each frame's libmelee ``GameState`` from a replay file, in order."""
+def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any]:
+    """Yield each frame's libmelee ``GameState`` from a replay file, in order.
+
+    A netplay replay sends a frame again each time the game rolls back; the game that was played is
+    each frame's *last* version (a rollback throws the first, a prediction, away), so the file is
+    read whole, a re-sent frame replacing the one kept, and then yielded. ``live=True`` gives what a
+    live console saw as the game ran instead: each frame's first version (libmelee's default).
+    """
     import melee  # noqa: PLC0415
 
     path = Path(path)
     if not path.is_file():
         raise ReplayError(f"{path}: no such replay file")
     try:
-        console = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True)
+        console = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True,
+                                skip_rollback_frames=live)
         console.connect()
     except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)
         raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None
-    frame = 0
+    kept: list[Any] = []
     while True:
         try:
             gamestate = console.step()
         except Exception as e:  # noqa: BLE001 (as above: any decoder error)
             raise ReplayError(
-                f"{path}: replay is corrupt at frame {frame} ({type(e).__name__}: {e})"
+                f"{path}: replay is corrupt at frame {len(kept)} ({type(e).__name__}: {e})"
             ) from None
         if gamestate is None:
-            return
-        frame += 1
-        yield gamestate
+            break
+        while kept and kept[-1].frame >= gamestate.frame:  # a rollback: this frame's later version wins
+            kept.pop()
+        kept.append(gamestate)
+    yield from kept
 
 
-def read_gamestates(path: str | os.PathLike) -> list[Any]:
-    """Every ``GameState`` of a replay, or a :class:`ReplayError` (never a partial list)."""
-    states = list(iter_gamestates(path))
+def read_gamestates(path: str | os.PathLike, live: bool = False) -> list[Any]:
+    """Every ``GameState`` of a replay (``live``: as :func:`iter_gamestates`), or a :class:`ReplayError`
+    (never a partial list)."""
+    states = list(iter_gamestates(path, live))
     if not states:
         raise ReplayError(f"{path}: replay holds no frames")
     return states

@@ -32,7 +32,7 @@ class ReplayOver(Exception):
 def replay_env(path: Path, reward: str = "untouchable", max_frames: int = 3600, consoles: int = 1,
                die_after: int | None = None) -> tuple[DolphinEnv, list]:
     """A DolphinEnv on the replay's file console; a second console (a "restart") ends the test."""
-    states = read_gamestates(path)
+    states = read_gamestates(path, live=True)  # what the live console (libmelee's default) saw: first versions
     ports = game_ports(states[-1])
     made: list = []
 

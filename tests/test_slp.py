@@ -30,3 +30,28 @@ def test_cli_style_error_for_a_broken_replay_is_one_line():
     with pytest.raises(ReplayError) as e:
         read_gamestates(replay_path("pyslippi_v0.1.slp"))
     assert "\n" not in str(e.value)
+
+
+def test_a_rollback_keeps_the_frames_last_version_and_live_the_first():
+    """libmelee_test_game_1.slp (netplay) sends 11 frames again after rollbacks, 4 of them changed: the
+    played game is each frame's last version (the default); ``live=True`` is what a live console saw."""
+    import melee
+
+    path = replay_path("libmelee_test_game_1.slp")
+    console = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True, skip_rollback_frames=False)
+    console.connect()
+    first: dict[int, tuple] = {}
+    last: dict[int, tuple] = {}
+    while (gs := console.step()) is not None:
+        key = tuple((p.action.value, float(p.position.x), float(p.percent)) for _, p in sorted(gs.players.items()))
+        first.setdefault(int(gs.frame), key)
+        last[int(gs.frame)] = key
+    assert sum(first[f] != last[f] for f in last) == 4
+
+    def seen(states):
+        return {int(gs.frame): tuple((p.action.value, float(p.position.x), float(p.percent))
+                                     for _, p in sorted(gs.players.items())) for gs in states}
+
+    played, live = read_gamestates(path), read_gamestates(path, live=True)
+    assert [int(gs.frame) for gs in played] == sorted(last) == [int(gs.frame) for gs in live]
+    assert seen(played) == last and seen(live) == first
