@@ -187,9 +187,9 @@ class Summary(NamedTuple):
 # --- reading ------------------------------------------------------------------------------------
 
 def _console_class() -> type:
-    import melee  # noqa: PLC0415
+    from melee_agent.slp import replay_console_class  # noqa: PLC0415
 
-    class _Console(melee.Console):
+    class _Console(replay_console_class()):
         """libmelee's file console, keeping each post-frame's "last attack landed" byte (0x1E)."""
 
         def __init__(self, *a: Any, **k: Any) -> None:
@@ -404,9 +404,10 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     note = ""
     replay_attack = a.last_attack_landed
     new_attack = aprev is not None and replay_attack > 0 and replay_attack != aprev.last_attack_landed
-    if aprev is not None and new_attack and a.action != aprev.action:
+    if aprev is not None and replay_attack > 0 and a.action != aprev.action:
         # A trade: both players hit on this frame, so the attacker already shows its own hit's action.
-        # The move that hit is the one of the frame before, one frame on, where it names the replay's attack.
+        # The move that hit is the one of the frame before, one frame on, where it names the replay's attack
+        # (which need not change: the attacker's last hit may have been the same move).
         was = aprev._replace(action_frame=aprev.action_frame + 1)
         was_move = gd.move(was.character, was.action)
         if (not candidate_hitboxes(a, vq, carries_ground) and was_move is not None
@@ -515,6 +516,13 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
                          h.damage * stale, None, hs_obs, None, ls_obs, None, any_hb,
                          (note + "; victim's weight not in the data").lstrip("; "))
     dmg, k, hs, ls = _predict(h, stale, vq, victim_attrs, vq.action in CROUCHING, charged > 0)
+    if carries_ground and vq.on_ground and 180.0 < h.angle < kb.SAKURAI_ANGLE and k < kb.TUMBLE_KB:
+        # Sent down into the ground below tumble, a grounded victim stays on it: only the launch's
+        # horizontal part moves it (ikneedata calculatormaths.js: a trajectory over 180 on a grounded
+        # victim below 80 knockback "Stay"s; every Fox drill on a standing Peach in slippi-js's
+        # FodPlatforms.slp and Whispy.slp launches at 1.247 x |cos 290| = 0.427).
+        ls *= abs(math.cos(math.radians(h.angle)))
+        note = (note + "; sent into the ground: the launch's horizontal part").lstrip("; ")
     if held:
         note = (note + "; victim held (pummel): no knockback").lstrip("; ")
     return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,6 +27,33 @@ class ReplayError(ValueError):
     """A replay file that libmelee cannot read; the message names the file."""
 
 
+@functools.cache
+def replay_console_class() -> type:
+    """libmelee's ``Console`` for replay files, with its stage events readable from Slippi 3.17.0.
+
+    Slippi writes Fountain of Dreams' platform, Dreamland's Whispy and Pokemon Stadium's transformation
+    events from 3.17.0, but libmelee 0.47 sets up the state they update only for 3.18.0 on and raises
+    ("Fountain of Dreams platforms not initialized") at the first such event of a 3.17 replay, so every
+    3.17 game on those three stages was unreadable (slippi-js's ``FodPlatforms.slp`` and ``Whispy.slp``).
+    This sets the state up on those stages whatever the version, as libmelee does for 3.18.
+    """
+    import melee  # noqa: PLC0415
+    from melee import gamestate as gamestate_lib  # noqa: PLC0415
+
+    class ReplayConsole(melee.Console):
+        def _Console__game_start(self, gamestate: Any, event_bytes: bytes) -> None:  # noqa: N802
+            super()._Console__game_start(gamestate, event_bytes)
+            stage = self._current_stage
+            if stage is melee.Stage.FOUNTAIN_OF_DREAMS and self._fod_platforms is None:
+                self._fod_platforms = gamestate_lib.FoDPlatforms()
+            elif stage is melee.Stage.DREAMLAND and self._whispy is None:
+                self._whispy = gamestate_lib.WhispyBlowDirection.NONE
+            elif stage is melee.Stage.POKEMON_STADIUM and self._stadium_transformation is None:
+                self._stadium_transformation = gamestate_lib.StadiumTransformation()
+
+    return ReplayConsole
+
+
 def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any]:
     """Yield each frame's libmelee ``GameState`` from a replay file, in order.
 
@@ -34,14 +62,12 @@ def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any
     read whole, a re-sent frame replacing the one kept, and then yielded. ``live=True`` gives what a
     live console saw as the game ran instead: each frame's first version (libmelee's default).
     """
-    import melee  # noqa: PLC0415
-
     path = Path(path)
     if not path.is_file():
         raise ReplayError(f"{path}: no such replay file")
     try:
-        console = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True,
-                                skip_rollback_frames=live)
+        console = replay_console_class()(path=str(path), is_dolphin=False, allow_old_version=True,
+                                         skip_rollback_frames=live)
         console.connect()
     except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)
         raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None

@@ -315,14 +315,31 @@ def test_a_laser_gone_on_its_hit_frame_and_a_laser_in_a_replay_without_items_are
         assert res.hits[1].stale_factor == pytest.approx(0.91) and not res.unattributed
 
 
-def test_a_trade_reads_the_move_of_the_frame_before():
+@pytest.mark.parametrize("attack_before", [-1, 14])
+def test_a_trade_reads_the_move_of_the_frame_before(attack_before):
     """Marth's forward air and a hit on Marth land on one frame: Marth already shows his own damage
-    action, so his hit is read from the fair of the frame before, one frame on."""
+    action, so his hit is read from the fair of the frame before, one frame on; also where his last
+    attack landed was a fair already and so does not change (slippi-js Whispy.slp, frame 3839)."""
     fair = Action.FAIR.value
-    frames = [fox_and_marth(1, airborne(FOX, 0, 1, 10.0, 4.0), airborne(MARTH, fair, 3, 0.0)),
-              fox_and_marth(2, airborne(FOX, 0, 1, 10.0, 4.0), airborne(MARTH, fair, 4, 0.0)),
+    frames = [fox_and_marth(1, airborne(FOX, 0, 1, 10.0, 4.0), airborne(MARTH, fair, 3, 0.0, attack=attack_before)),
+              fox_and_marth(2, airborne(FOX, 0, 1, 10.0, 4.0), airborne(MARTH, fair, 4, 0.0, attack=attack_before)),
               fox_and_marth(3, airborne(FOX, 0, 1, 10.0 + fd.gd.hitboxes_at(MARTH, fair, 5)[0].damage, 4.0),
                             airborne(MARTH, Action.DAMAGE_AIR_1.value, 1, 0.0, attack=14))]
     hits = [h for h in fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits if h.attacker == "MARTH"]
     assert [(h.move, h.action, h.action_frame) for h in hits] == [("fair", fair, 5)]
     assert "trade" in hits[0].note
+
+
+def test_a_grounded_victim_sent_down_below_tumble_moves_along_the_ground_only():
+    """Fox's drill (3%, 290 degrees, set knockback 30, growth 100) on a standing Marth: KB = ((10/10 +
+    10*30/20) * 200/187 * 1.4 + 18) * 1.0 = 41.96, below tumble (80), sent into the ground: Marth stays on
+    it and only the launch's horizontal part, 0.03 KB x |cos 290| = 0.4305, moves him (slippi-js
+    FodPlatforms.slp: every drill on a standing Peach, 1.247 -> 0.427). Airborne, the whole 1.2587."""
+    dair = Action.DAIR.value
+    for on_ground, launch in ((True, 0.4305), (False, 1.2587)):
+        marth = lambda pct, g=on_ground: fd.PlayerFrame(MARTH, 0, 1, pct, 4, g, False, 1.8, 20.0, 0.0, 0.0, 0.0, -1)  # noqa: E731
+        frames = [fox_and_marth(1, airborne(FOX, dair, 4, 0.0), marth(0.0)),
+                  fox_and_marth(2, airborne(FOX, dair, 5, 0.0, attack=17), marth(3.0))]
+        (hit,) = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits
+        assert hit.damage_predicted == 3.0 and hit.hitstun_predicted == 16
+        assert hit.launch_speed_predicted == pytest.approx(launch, abs=1e-3), on_ground

@@ -55,3 +55,25 @@ def test_a_rollback_keeps_the_frames_last_version_and_live_the_first():
     played, live = read_gamestates(path), read_gamestates(path, live=True)
     assert [int(gs.frame) for gs in played] == sorted(last) == [int(gs.frame) for gs in live]
     assert seen(played) == last and seen(live) == first
+
+
+@pytest.mark.parametrize(("external_stage", "field"), [(2, "_fod_platforms"), (28, "_whispy"),
+                                                        (3, "_stadium_transformation")])
+def test_stage_events_of_a_3_17_replay_are_readable(external_stage, field):
+    """Slippi 3.17.0 writes Fountain of Dreams', Dreamland's and Pokemon Stadium's stage events, but
+    libmelee 0.47 sets up their state only from 3.18.0 and raises at the first event (slippi-js's
+    FodPlatforms.slp and Whispy.slp, 3.17.0, were unreadable). A 3.17 game start on each stage:"""
+    import melee
+    from melee.gamestate import GameState
+
+    from melee_agent.slp import replay_console_class
+
+    start = bytearray(0x400)  # a game start event: version at 0x1-0x3, the stage (external id) at 0x13
+    start[1:4] = bytes((3, 17, 0))
+    start[0x13:0x15] = external_stage.to_bytes(2, "big")
+    plain = melee.Console(path="unused.slp", is_dolphin=False, allow_old_version=True)
+    plain._Console__game_start(GameState(), bytes(start))
+    assert getattr(plain, field) is None  # libmelee's own: the first stage event would raise
+    ours = replay_console_class()(path="unused.slp", is_dolphin=False, allow_old_version=True)
+    ours._Console__game_start(GameState(), bytes(start))
+    assert getattr(ours, field) is not None
