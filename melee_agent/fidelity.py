@@ -187,9 +187,9 @@ class Summary(NamedTuple):
 # --- reading ------------------------------------------------------------------------------------
 
 def _console_class() -> type:
-    from melee_agent.slp import replay_console_class  # noqa: PLC0415
+    from melee_agent.slp import console_class  # noqa: PLC0415
 
-    class _Console(replay_console_class()):
+    class _Console(console_class()):
         """libmelee's file console, keeping each post-frame's "last attack landed" byte (0x1E)."""
 
         def __init__(self, *a: Any, **k: Any) -> None:

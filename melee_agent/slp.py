@@ -28,8 +28,9 @@ class ReplayError(ValueError):
 
 
 @functools.cache
-def replay_console_class() -> type:
-    """libmelee's ``Console`` for replay files, with its stage events readable from Slippi 3.17.0.
+def console_class() -> type:
+    """libmelee's ``Console`` with its stage events readable from Slippi 3.17.0 (replay files and live
+    Dolphin alike: ``dolphin/scenes.py`` builds on it).
 
     Slippi writes Fountain of Dreams' platform, Dreamland's Whispy and Pokemon Stadium's transformation
     events from 3.17.0, but libmelee 0.47 sets up the state they update only for 3.18.0 on and raises
@@ -40,7 +41,7 @@ def replay_console_class() -> type:
     import melee  # noqa: PLC0415
     from melee import gamestate as gamestate_lib  # noqa: PLC0415
 
-    class ReplayConsole(melee.Console):
+    class StageEventsConsole(melee.Console):
         def _Console__game_start(self, gamestate: Any, event_bytes: bytes) -> None:  # noqa: N802
             super()._Console__game_start(gamestate, event_bytes)
             stage = self._current_stage
@@ -51,7 +52,7 @@ def replay_console_class() -> type:
             elif stage is melee.Stage.POKEMON_STADIUM and self._stadium_transformation is None:
                 self._stadium_transformation = gamestate_lib.StadiumTransformation()
 
-    return ReplayConsole
+    return StageEventsConsole
 
 
 def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any]:
@@ -66,7 +67,7 @@ def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any
     if not path.is_file():
         raise ReplayError(f"{path}: no such replay file")
     try:
-        console = replay_console_class()(path=str(path), is_dolphin=False, allow_old_version=True,
+        console = console_class()(path=str(path), is_dolphin=False, allow_old_version=True,
                                          skip_rollback_frames=live)
         console.connect()
     except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)

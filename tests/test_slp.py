@@ -66,7 +66,7 @@ def test_stage_events_of_a_3_17_replay_are_readable(external_stage, field):
     import melee
     from melee.gamestate import GameState
 
-    from melee_agent.slp import replay_console_class
+    from melee_agent.slp import console_class
 
     start = bytearray(0x400)  # a game start event: version at 0x1-0x3, the stage (external id) at 0x13
     start[1:4] = bytes((3, 17, 0))
@@ -74,6 +74,6 @@ def test_stage_events_of_a_3_17_replay_are_readable(external_stage, field):
     plain = melee.Console(path="unused.slp", is_dolphin=False, allow_old_version=True)
     plain._Console__game_start(GameState(), bytes(start))
     assert getattr(plain, field) is None  # libmelee's own: the first stage event would raise
-    ours = replay_console_class()(path="unused.slp", is_dolphin=False, allow_old_version=True)
+    ours = console_class()(path="unused.slp", is_dolphin=False, allow_old_version=True)
     ours._Console__game_start(GameState(), bytes(start))
     assert getattr(ours, field) is not None

@@ -27,13 +27,14 @@ _scene_console: type | None = None
 
 
 def scene_console_class() -> type:
-    """``melee.Console`` with a ``scene`` attribute: the raw scene of the menu event its last
-    ``step()`` parsed, or None where that step returned an in-game frame."""
+    """``melee.Console`` (``slp.console_class``: 3.17 stage events readable) with a ``scene``
+    attribute: the raw scene of the menu event its last ``step()`` parsed, or None where that step
+    returned an in-game frame."""
     global _scene_console
     if _scene_console is None:
-        import melee  # noqa: PLC0415
+        from melee_agent.slp import console_class  # noqa: PLC0415 (libmelee, 3.17 stage events readable)
 
-        class SceneConsole(melee.Console):
+        class SceneConsole(console_class()):
             scene: int | None = None
 
             def step(self) -> Any:

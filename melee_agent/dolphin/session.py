@@ -152,8 +152,8 @@ def start_dolphin(cfg: DolphinConfig, launch: LaunchOptions, port: int, plug_tim
 
 def replay_session(path: str, agent_port: int, opponent_port: int, controller_factory: Callable[[int], Any]) -> Session:
     """A session on libmelee's file console: a real replay's frames, controllers that only record."""
-    import melee  # noqa: PLC0415
+    from melee_agent.slp import console_class  # noqa: PLC0415
 
-    console = melee.Console(path=str(path), is_dolphin=False, allow_old_version=True)
+    console = console_class()(path=str(path), is_dolphin=False, allow_old_version=True)
     console.connect()
     return Session(console, controller_factory(agent_port), controller_factory(opponent_port))
