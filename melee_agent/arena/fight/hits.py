@@ -18,7 +18,8 @@ the weight as 100, ``THROW_WEIGHT``, whoever is thrown).
 
 Guesses (marked where used): the hurtbox is one vertical capsule per fighter (the game's per-bone
 hurt capsules are not in the data), the grab's hold time, where the held fighter is, the shield's
-value after a break, no ground bounce for downward launches.
+value after a break, no ground bounce for downward launches of 80 or more (below 80 the victim staying
+on the ground is the game's).
 """
 
 from __future__ import annotations
@@ -254,7 +255,10 @@ def apply_launch(ps: PlayerState, fs: FightState, pad: Pad) -> tuple[PlayerState
     angle = di_angle(fs.launch_angle, pad.sx * fs.launch_dir, pad.sy)
     vx, vy = launch_velocity(fs.launch_kb, angle, fs.launch_dir)
     ground = ps.on_ground > 0
-    vy = torch.where(ground & (vy < 0), 0.0, vy)  # guess: no ground bounce; a downward launch slides
+    # A grounded victim sent down slides along the ground: the game's below tumble (80) (ikneedata
+    # calculatormaths.js "Stay"; replays: Fox's drill on a standing Peach keeps its horizontal 0.427 of
+    # 1.247); from 80 the game bounces it off the ground ("Fly"), which is not modelled (guess).
+    vy = torch.where(ground & (vy < 0), 0.0, vy)
     up = go & (vy > 0)
     ps = ps._replace(speed_x_attack=torch.where(go, vx, ps.speed_x_attack),
                      speed_y_attack=torch.where(go, vy, ps.speed_y_attack),
