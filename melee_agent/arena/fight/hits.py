@@ -211,7 +211,8 @@ def _throws(ps: PlayerState, fs: FightState, T: FightTable) -> tuple[PlayerState
     ps = set_free(ps, go, act)
     ps = ps._replace(percent=torch.where(go, ps.percent + staled, ps.percent),
                      hitstun_frames_left=torch.where(go, hitstun(kb), ps.hitstun_frames_left))
-    # The launch starts at once (no hitlag for a throw: guess), with the victim's DI.
+    # The launch starts at once, with the victim's DI: a throw has no hitlag (real replays: on the frame a
+    # throw's damage shows, its launch has already decayed one frame; 16 of 16 throws, docs/fidelity.md).
     fs = fs._replace(launch_kb=torch.where(go, kb, fs.launch_kb), launch_angle=torch.where(go, angle, fs.launch_angle),
                      launch_dir=torch.where(go, other(ps.facing, T), fs.launch_dir),
                      ko_credit=torch.where(go, aid, fs.ko_credit),
