@@ -351,6 +351,8 @@ def analyse(replay: Replay) -> FileResult:
     instance: dict[int, int] = defaultdict(int)  # port -> attack instance counter (new action = new instance)
     pushed: dict[int, int] = {}  # port -> instance last pushed into its queue
     held: dict[int, int] = defaultdict(int)  # port -> frames its smash attack stood on its charge frame
+    held_before: dict[int, int] = defaultdict(int)  # the same up to the frame before (a trade reads that one)
+    commanded: dict[int, int] = {}  # port -> instance whose throw command was dealt
     hits: list[HitRecord] = []
     unattributed: list[Unattributed] = []
     prev: Frame | None = None
@@ -360,8 +362,10 @@ def analyse(replay: Replay) -> FileResult:
                 q = prev.players.get(port)
                 if q is None:
                     continue
+                held_before[port] = held[port]
                 if p.action != q.action:
                     instance[port] += 1
+                if p.action != q.action or p.action_frame < q.action_frame:  # a new use of a move: no charge yet
                     held[port] = 0
                 mv = gd.move(p.character, p.action)
                 if mv is not None and mv.charge_frame is not None and p.action_frame == mv.charge_frame:
@@ -376,12 +380,15 @@ def analyse(replay: Replay) -> FileResult:
                 if vq is None or v.percent <= vq.percent + 1e-6 or a.character not in FIGHTERS:
                     continue
                 rec = _hit(name, fr, aport, a, prev.players.get(aport), vport, v, vq, queues[aport],
-                           carries_hitstun, carries_launch, carries_ground, pushed.get(aport) == instance[aport],
-                           aport in prev.projectile_owners, max(held[aport] - 1, 0), carries_items)
+                           carries_hitstun, carries_launch, carries_ground, commanded.get(aport) == instance[aport],
+                           aport in prev.projectile_owners, max(held[aport] - 1, 0), carries_items,
+                           max(held_before[aport] - 1, 0))
                 if isinstance(rec, Unattributed):
                     unattributed.append(rec)
                     continue
                 hits.append(rec)
+                if a.action in THROWS and rec.move == THROWS[a.action][0]:
+                    commanded[aport] = instance[aport]
                 if pushed.get(aport) != instance[aport] and rec.attack_id > 1:
                     queues[aport].insert(0, rec.attack_id)
                     del queues[aport][kb.STALE_QUEUE:]
@@ -394,25 +401,26 @@ def analyse(replay: Replay) -> FileResult:
 def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | None, vport: int, v: PlayerFrame,
          vq: PlayerFrame, queue: list[int], carries_hitstun: bool, carries_launch: bool,
          carries_ground: bool = True, repeat: bool = False, had_projectile: bool = False,
-         charged: int = 0, carries_items: bool = True) -> HitRecord | Unattributed:
-    """One percent rise of ``v`` read as a hit by ``a``; ``repeat``: ``a`` already hit in this action;
+         charged: int = 0, carries_items: bool = True, charged_before: int = 0) -> HitRecord | Unattributed:
+    """One percent rise of ``v`` read as a hit by ``a``; ``repeat``: ``a``'s throw command was dealt in this throw;
     ``had_projectile``: ``a`` owned a projectile on the frame before (one that hits is gone on the hit's
     frame, and where the replay's last attack landed was already its id that does not change either);
     ``charged``: frames ``a``'s smash attack was charged (its charge frame held past the first);
-    ``carries_items``: the replay records projectiles (3.0.0 on)."""
+    ``carries_items``: the replay records projectiles (3.0.0 on); ``charged_before``: ``charged`` as it
+    stood on the frame before (a trade's move is that frame's)."""
     damage_obs = v.percent - vq.percent
     note = ""
     replay_attack = a.last_attack_landed
     new_attack = aprev is not None and replay_attack > 0 and replay_attack != aprev.last_attack_landed
-    if aprev is not None and replay_attack > 0 and a.action != aprev.action:
-        # A trade: both players hit on this frame, so the attacker already shows its own hit's action.
-        # The move that hit is the one of the frame before, one frame on, where it names the replay's attack
-        # (which need not change: the attacker's last hit may have been the same move).
+    if aprev is not None and replay_attack > 0 and a.action != aprev.action and a.percent > aprev.percent:
+        # A trade: both players hit on this frame (the attacker's percent rose too), so the attacker already
+        # shows its own hit's action. The move that hit is the one of the frame before, one frame on, where
+        # it names the replay's attack (which need not change: the attacker's last hit may have been it).
         was = aprev._replace(action_frame=aprev.action_frame + 1)
         was_move = gd.move(was.character, was.action)
         if (not candidate_hitboxes(a, vq, carries_ground) and was_move is not None
                 and was_move.attack_id == replay_attack and candidate_hitboxes(was, vq, carries_ground)):
-            a, note = was, "a trade (the move of the frame before); "
+            a, note, charged = was, "a trade (the move of the frame before); ", charged_before
     move = gd.move(a.character, a.action)
     candidates = candidate_hitboxes(a, vq, carries_ground)
     # Before 3.0.0 a replay has no projectiles: a rise with the attacker's last attack landed still naming
@@ -431,19 +439,24 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
         move_name, attack_id = code.move, code.attack_id
     elif move is not None and new_attack and replay_attack == move.attack_id:
         move_name, attack_id = move.name, move.attack_id  # the move hit, but the data has no hitbox on this frame
-    elif aport in fr.projectile_owners or had_projectile or new_attack or old_projectile:
-        # A hit with no hitbox of the attacker out: a projectile (Fox's laser is an item), named by
-        # the attack id the replay records for it where it changed on this frame.
-        attack_id = replay_attack if new_attack or old_projectile else 18
-        move_name = f"projectile ({ATTACK_NAMES.get(attack_id, attack_id)})"
+    elif new_attack or old_projectile or ((aport in fr.projectile_owners or had_projectile)
+                                          and (replay_attack <= 0 or gd.projectile(a.character, replay_attack))):
+        # A hit with no hitbox of the attacker out: the attack the replay names where it changed on this
+        # frame (or, before 3.0.0, still names a projectile); else a projectile of the attacker's (Fox's
+        # laser is an item) where the last attack landed names one or none. An unchanged id naming a
+        # move (an off-screen 1% while a laser flies elsewhere) is not taken for a projectile's hit.
+        attack_id = replay_attack if replay_attack > 0 else 18
+        what = ATTACK_NAMES.get(attack_id, attack_id)
+        move_name = (f"projectile ({what})" if gd.projectile(a.character, attack_id) is not None or not new_attack
+                     else f"{what} (no hitbox of its action in the data)")
     else:
         why = (f"{move.name} has no hitbox on action frame {a.action_frame}" if move is not None
                else "the other player has no hitbox, throw or projectile out")
+        why += " and the replay's last attack landed did not change"
         if abs(damage_obs - OFF_SCREEN_DAMAGE) <= DAMAGE_TOLERANCE:
             why += ("; 1%: likely the damage a fighter takes while off screen (in the magnifying glass, 1% a "
-                    "second, SmashWiki); it enters no stale queue")
-        return Unattributed(name, fr.number, v.character.name, damage_obs, a.action, a.action_frame,
-                            why + " and the replay's last attack landed did not change")
+                    "second, SmashWiki), which enters no stale queue")
+        return Unattributed(name, fr.number, v.character.name, damage_obs, a.action, a.action_frame, why)
     if replay_attack > 0:
         if replay_attack != attack_id:
             note = f"replay's attack id {replay_attack} differs from the table's {attack_id}; "
@@ -453,13 +466,17 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     held = v.action in HELD
     hs_obs = int(v.hitstun) if carries_hitstun and not held else None
     ls_obs = math.hypot(v.speed_x_attack, v.speed_y_attack) if carries_launch and not held else None
-    if not candidates and a.action in THROWS and repeat:
+    throw = gd.throw(a.character, a.action) if a.action in THROWS else None
+    # A throw whose animation does not depend on the victim's weight releases on its exact frame: a rise
+    # before it is not the throw command (Fox's down throw, released on 33 of 44, fires lasers first).
+    before_release = throw is not None and not throw.weight_dependent and a.action_frame < throw.release_frame
+    if not candidates and a.action in THROWS and (repeat or before_release):
         # The throw command deals once, on release. Fox's throws also fire lasers at the thrown victim
         # (in the replays 2-4 rises after the release, staled as the throw, leaving its hitstun and launch
         # to run on): no knockback, like his blaster's laser, and a damage no source here gives.
         if a.character != Character.FOX:
             return Unattributed(name, fr.number, v.character.name, damage_obs, a.action, a.action_frame,
-                                f"{move_name} already dealt its throw command in this throw")
+                                f"{move_name}: not its throw command (dealt once, on release)")
         return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, "laser (throw)",
                          a.action, a.action_frame, attack_id, None, vq.percent, stale, damage_obs, None, 0.0, hs_obs,
                          int(max(vq.hitstun - 1.0, 0.0)), ls_obs, _decayed_launch(vq), False,

@@ -36,7 +36,7 @@ def console_class() -> type:
     events from 3.17.0, but libmelee 0.47 sets up the state they update only for 3.18.0 on and raises
     ("Fountain of Dreams platforms not initialized") at the first such event of a 3.17 replay, so every
     3.17 game on those three stages was unreadable (slippi-js's ``FodPlatforms.slp`` and ``Whispy.slp``).
-    This sets the state up on those stages whatever the version, as libmelee does for 3.18.
+    This sets the state up afresh at every game start on those stages, whatever the version.
     """
     import melee  # noqa: PLC0415
     from melee import gamestate as gamestate_lib  # noqa: PLC0415
@@ -44,24 +44,25 @@ def console_class() -> type:
     class StageEventsConsole(melee.Console):
         def _Console__game_start(self, gamestate: Any, event_bytes: bytes) -> None:  # noqa: N802
             super()._Console__game_start(gamestate, event_bytes)
-            stage = self._current_stage
-            if stage is melee.Stage.FOUNTAIN_OF_DREAMS and self._fod_platforms is None:
+            stage = self._current_stage  # fresh state every game, as libmelee does from 3.18.0
+            if stage is melee.Stage.FOUNTAIN_OF_DREAMS:
                 self._fod_platforms = gamestate_lib.FoDPlatforms()
-            elif stage is melee.Stage.DREAMLAND and self._whispy is None:
+            elif stage is melee.Stage.DREAMLAND:
                 self._whispy = gamestate_lib.WhispyBlowDirection.NONE
-            elif stage is melee.Stage.POKEMON_STADIUM and self._stadium_transformation is None:
+            elif stage is melee.Stage.POKEMON_STADIUM:
                 self._stadium_transformation = gamestate_lib.StadiumTransformation()
 
     return StageEventsConsole
 
 
 def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any]:
-    """Yield each frame's libmelee ``GameState`` from a replay file, in order.
+    """Each frame's libmelee ``GameState`` from a replay file, in order (the whole file is read first).
 
     A netplay replay sends a frame again each time the game rolls back; the game that was played is
-    each frame's *last* version (a rollback throws the first, a prediction, away), so the file is
-    read whole, a re-sent frame replacing the one kept, and then yielded. ``live=True`` gives what a
-    live console saw as the game ran instead: each frame's first version (libmelee's default).
+    each frame's *last* version (a rollback throws the first, a prediction, away), so a re-sent frame
+    replaces the one kept. ``live=True`` gives what a live console saw as the game ran instead: each
+    frame's first version (libmelee's default). Stage-event fields (FoD's platforms, ...) are one object
+    libmelee shares between frames: every state shows its last value.
     """
     path = Path(path)
     if not path.is_file():

@@ -318,13 +318,14 @@ def test_a_laser_gone_on_its_hit_frame_and_a_laser_in_a_replay_without_items_are
 @pytest.mark.parametrize("attack_before", [-1, 14])
 def test_a_trade_reads_the_move_of_the_frame_before(attack_before):
     """Marth's forward air and a hit on Marth land on one frame: Marth already shows his own damage
-    action, so his hit is read from the fair of the frame before, one frame on; also where his last
-    attack landed was a fair already and so does not change (slippi-js Whispy.slp, frame 3839)."""
+    action (his percent rose too), so his hit is read from the fair of the frame before, one frame on;
+    also where his last attack landed was a fair already and so does not change (slippi-js Whispy.slp,
+    frame 3839)."""
     fair = Action.FAIR.value
     frames = [fox_and_marth(1, airborne(FOX, 0, 1, 10.0, 4.0), airborne(MARTH, fair, 3, 0.0, attack=attack_before)),
               fox_and_marth(2, airborne(FOX, 0, 1, 10.0, 4.0), airborne(MARTH, fair, 4, 0.0, attack=attack_before)),
               fox_and_marth(3, airborne(FOX, 0, 1, 10.0 + fd.gd.hitboxes_at(MARTH, fair, 5)[0].damage, 4.0),
-                            airborne(MARTH, Action.DAMAGE_AIR_1.value, 1, 0.0, attack=14))]
+                            airborne(MARTH, Action.DAMAGE_AIR_1.value, 1, 5.0, attack=14))]
     hits = [h for h in fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits if h.attacker == "MARTH"]
     assert [(h.move, h.action, h.action_frame) for h in hits] == [("fair", fair, 5)]
     assert "trade" in hits[0].note
@@ -343,3 +344,40 @@ def test_a_grounded_victim_sent_down_below_tumble_moves_along_the_ground_only():
         (hit,) = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits
         assert hit.damage_predicted == 3.0 and hit.hitstun_predicted == 16
         assert hit.launch_speed_predicted == pytest.approx(launch, abs=1e-3), on_ground
+
+
+def test_a_smash_restarted_from_its_own_frames_starts_uncharged_and_a_charged_trade_keeps_its_charge():
+    """The charge count starts again when the move does (its action frame falls back), and where the
+    charged smash trades (Fox already in his damage action, his percent rising) it is the frame before's."""
+    m = lambda pct: airborne(MARTH, 0, 1, pct, 5.0)  # noqa: E731
+    once = [fox_and_marth(n, usmash(af), m(0.0)) for n, af in enumerate((1, 2, 2, 2, 2, 3, 4, 5, 6), start=1)]
+    once.append(fox_and_marth(10, usmash(7, 11), m(18.3304)))
+    again = [fox_and_marth(11 + i, usmash(af, 11), m(18.3304)) for i, af in enumerate((20, 1, 2, 3, 4, 5, 6))]
+    again.append(fox_and_marth(18, usmash(7, 11), m(18.3304 + 18 * 0.91)))
+    first, second = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), once + again)).hits
+    assert first.damage_exact and "charged 3" in first.note
+    assert second.damage_predicted == pytest.approx(18 * 0.91) and "charged" not in second.note
+
+    trade = [fox_and_marth(n, airborne(FOX, Action.UPSMASH.value, af, 10.0), m(0.0))
+             for n, af in enumerate((1, 2, 2, 2, 2, 3, 4, 5, 6), start=1)]
+    trade.append(fox_and_marth(10, airborne(FOX, Action.DAMAGE_AIR_1.value, 1, 22.0, attack=11), m(18.3304)))
+    (hit,) = [h for h in fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), trade)).hits if h.attacker == "FOX"]
+    assert "trade" in hit.note and "charged 3" in hit.note and hit.damage_exact
+
+
+def test_a_rise_before_a_throws_release_is_a_laser_and_an_off_screen_1_is_no_projectiles_hit():
+    """Fox's down throw releases on its frame 33 whatever the victim weighs: a rise on frame 20 is one of
+    its lasers, the rise on 33 the throw command. A 1% rise while a laser of Fox's flies, his last attack
+    landed naming his back air all along, is not the laser's: unattributed (slippi-js Whispy.slp 9434)."""
+    dthrow = Action.THROW_DOWN.value
+    frames = [fox_and_marth(1, airborne(FOX, dthrow, 19, 0.0), airborne(MARTH, 0, 1, 10.0)),
+              fox_and_marth(2, airborne(FOX, dthrow, 20, 0.0), airborne(MARTH, 0, 1, 12.0)),
+              fox_and_marth(3, airborne(FOX, dthrow, 32, 0.0), airborne(MARTH, 0, 1, 12.0)),
+              fox_and_marth(4, airborne(FOX, dthrow, 33, 0.0, attack=56), airborne(MARTH, 0, 1, 13.0))]
+    laser, command = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames)).hits
+    assert laser.move == "laser (throw)" and laser.damage_predicted is None and command.move == "dthrow"
+
+    frames = [fox_and_marth(1, airborne(FOX, 0, 1, 0.0, attack=15), airborne(MARTH, 0, 1, 10.0), laser_out=True),
+              fox_and_marth(2, airborne(FOX, 0, 2, 0.0, attack=15), airborne(MARTH, 0, 1, 11.0), laser_out=True)]
+    res = fd.analyse(fd.Replay("synthetic.slp", (3, 7, 0), frames))
+    assert not res.hits and len(res.unattributed) == 1 and "off screen" in res.unattributed[0].reason
