@@ -30,7 +30,8 @@ class ReplayError(ValueError):
 @functools.cache
 def console_class() -> type:
     """libmelee's ``Console`` with its stage events readable from Slippi 3.17.0 (replay files and live
-    Dolphin alike: ``dolphin/scenes.py`` builds on it).
+    Dolphin alike: ``dolphin/scenes.py`` builds on it), and, reading a file, events it does not know
+    passed over.
 
     Slippi writes Fountain of Dreams' platform, Dreamland's Whispy and Pokemon Stadium's transformation
     events from 3.17.0, but libmelee 0.47 sets up the state they update only for 3.18.0 on and raises
@@ -40,8 +41,31 @@ def console_class() -> type:
     """
     import melee  # noqa: PLC0415
     from melee import gamestate as gamestate_lib  # noqa: PLC0415
+    from melee.slippstream import EventType  # noqa: PLC0415
+    from melee.slpfilestreamer import SLPFileStreamer  # noqa: PLC0415
+
+    known = frozenset(e.value for e in EventType)
+
+    class TolerantFileStreamer(SLPFileStreamer):
+        """libmelee's file reader, passing over events it does not know (a newer Slippi's; the replay's
+        own payload table, its first event, gives every event's size). libmelee 0.47's reader raises on
+        them ("255 is not a valid EventType": peppi's ``unknown_event.slp``)."""
+
+        def dispatch(self, *args: Any, **kwargs: Any) -> Any:
+            c = self._contents
+            while c is not None and self._index < len(c) and c[self._index] not in known:
+                size = self.eventsize[c[self._index]]
+                if size <= 0:  # not in the payload table: the rest of the file cannot be framed
+                    raise ValueError(f"event {c[self._index]:#x} has no size in the replay's payload table")
+                self._index += size
+            return super().dispatch(*args, **kwargs)
 
     class StageEventsConsole(melee.Console):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if type(self._slippstream) is SLPFileStreamer:  # a file, as libmelee opens it (console.py)
+                self._slippstream = TolerantFileStreamer(self.path)
+
         def _Console__game_start(self, gamestate: Any, event_bytes: bytes) -> None:  # noqa: N802
             super()._Console__game_start(gamestate, event_bytes)
             stage = self._current_stage  # fresh state every game, as libmelee does from 3.18.0

@@ -77,3 +77,35 @@ def test_stage_events_of_a_3_17_replay_are_readable(external_stage, field):
     ours = console_class()(path="unused.slp", is_dolphin=False, allow_old_version=True)
     ours._Console__game_start(GameState(), bytes(start))
     assert getattr(ours, field) is not None
+
+
+def test_an_event_libmelee_does_not_know_is_passed_over(tmp_path):
+    """A newer Slippi's event, declared in the replay's payload table (its first event), is passed over
+    by its size there; libmelee 0.47 raises on it ("... is not a valid EventType"). The test game with
+    such an event (0xFE, 4 bytes) put in after the table reads as the game itself."""
+    import ubjson
+
+    src = replay_path("libmelee_test_game_1.slp")
+    full = ubjson.loadb(src.read_bytes())
+    raw = bytearray(full["raw"])
+    assert raw[0] == 0x35  # the payload table: size, then (command, size) triples
+    n = raw[1]
+    table_end = 1 + n
+    raw[1] = n + 3
+    raw[table_end:table_end] = bytes((0xFE, 0x00, 0x04)) + bytes((0xFE, 1, 2, 3, 4))
+    full["raw"] = bytes(raw)
+    odd = tmp_path / "unknown_event.slp"
+    odd.write_bytes(ubjson.dumpb(full))
+
+    def seen(states):
+        return [(int(gs.frame), tuple((p.action.value, float(p.percent)) for _, p in sorted(gs.players.items())))
+                for gs in states]
+
+    assert seen(read_gamestates(odd)) == seen(read_gamestates(src))
+    import melee
+
+    plain = melee.Console(path=str(odd), is_dolphin=False, allow_old_version=True)
+    plain.connect()
+    with pytest.raises(ValueError, match="not a valid EventType"):
+        while plain.step() is not None:
+            pass
