@@ -31,7 +31,7 @@ class ReplayError(ValueError):
 def console_class() -> type:
     """libmelee's ``Console`` with its stage events readable from Slippi 3.17.0 (replay files and live
     Dolphin alike: ``dolphin/scenes.py`` builds on it), and, reading a file, events it does not know
-    passed over.
+    passed over (live, libmelee's own event loop passes them over already).
 
     Slippi writes Fountain of Dreams' platform, Dreamland's Whispy and Pokemon Stadium's transformation
     events from 3.17.0, but libmelee 0.47 sets up the state they update only for 3.18.0 on and raises
@@ -64,6 +64,7 @@ def console_class() -> type:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             if type(self._slippstream) is SLPFileStreamer:  # a file, as libmelee opens it (console.py)
+                # nothing has read it yet (connect() opens the file): the tolerant reader takes its place
                 self._slippstream = TolerantFileStreamer(self.path)
 
         def _Console__game_start(self, gamestate: Any, event_bytes: bytes) -> None:  # noqa: N802

@@ -79,31 +79,49 @@ def test_stage_events_of_a_3_17_replay_are_readable(external_stage, field):
     assert getattr(ours, field) is not None
 
 
-def test_an_event_libmelee_does_not_know_is_passed_over(tmp_path):
-    """A newer Slippi's event, declared in the replay's payload table (its first event), is passed over
-    by its size there; libmelee 0.47 raises on it ("... is not a valid EventType"). The test game with
-    such an event (0xFE, 4 bytes) put in after the table reads as the game itself."""
+def _with_unknown_event(src, where: str) -> bytes:
+    """The replay ``src`` with an event libmelee does not know (0xFE, 4 bytes, declared in the payload
+    table) put in ``where``: right after the table, or before the middle event (inside a frame)."""
     import ubjson
 
-    src = replay_path("libmelee_test_game_1.slp")
     full = ubjson.loadb(src.read_bytes())
     raw = bytearray(full["raw"])
-    assert raw[0] == 0x35  # the payload table: size, then (command, size) triples
+    assert raw[0] == 0x35  # the payload table: its size, then (command, size) triples
     n = raw[1]
-    table_end = 1 + n
-    raw[1] = n + 3
-    raw[table_end:table_end] = bytes((0xFE, 0x00, 0x04)) + bytes((0xFE, 1, 2, 3, 4))
+    sizes = {raw[i]: int.from_bytes(raw[i + 1:i + 3], "big") + 1 for i in range(2, 1 + n, 3)}
+    at = 1 + n
+    if where == "inside a frame":
+        starts = []
+        i = 1 + n
+        while i < len(raw) and raw[i] in sizes:
+            starts.append(i)
+            i += sizes[raw[i]]
+        at = starts[len(starts) // 2]
+    raw[at:at] = bytes((0xFE, 1, 2, 3, 4))
+    raw[1:2] = bytes((n + 3,))
+    raw[1 + n:1 + n] = bytes((0xFE, 0x00, 0x04))  # declared in the table (the event moved on by 3 bytes)
     full["raw"] = bytes(raw)
-    odd = tmp_path / "unknown_event.slp"
-    odd.write_bytes(ubjson.dumpb(full))
+    return ubjson.dumpb(full)
 
-    def seen(states):
-        return [(int(gs.frame), tuple((p.action.value, float(p.percent)) for _, p in sorted(gs.players.items())))
-                for gs in states]
 
-    assert seen(read_gamestates(odd)) == seen(read_gamestates(src))
+@pytest.mark.parametrize(("name", "where"), [("libmelee_test_game_1.slp", "after the table"),
+                                             ("libmelee_test_game_1.slp", "inside a frame"),
+                                             ("pyslippi_game.slp", "inside a frame")])  # 1.0.0: no frame bookends
+def test_an_event_libmelee_does_not_know_is_passed_over(tmp_path, name, where):
+    """A newer Slippi's event, declared in the replay's payload table (its first event), is passed over
+    by its size there; libmelee 0.47 raises on it ("... is not a valid EventType"). A real game with
+    such an event put in reads as the game itself."""
     import melee
 
+    src = replay_path(name)
+    odd = tmp_path / "unknown_event.slp"
+    odd.write_bytes(_with_unknown_event(src, where))
+
+    def seen(states):
+        return [(int(gs.frame), tuple((p.action.value, float(p.percent), float(p.position.x))
+                                      for _, p in sorted(gs.players.items()))) for gs in states]
+
+    assert seen(read_gamestates(odd)) == seen(read_gamestates(src))
     plain = melee.Console(path=str(odd), is_dolphin=False, allow_old_version=True)
     plain.connect()
     with pytest.raises(ValueError, match="not a valid EventType"):
