@@ -326,7 +326,7 @@ def _predict(h: gd.Hitbox | gd.Throw | gd.Projectile | gd.CodeHitbox, stale: flo
     leaves the victim's hitstun and launch as they were: they go on counting down and decaying."""
     damage = torch.tensor(h.damage, dtype=torch.float64) * stale
     if h.base_kb == 0 and h.kb_growth == 0 and h.set_kb == 0:
-        return float(damage), 0.0, max(victim.hitstun - 1.0, 0.0), _decayed_launch(victim)
+        return float(damage), 0.0, *_running_on(victim)
     weight = kb.THROW_WEIGHT if isinstance(h, gd.Throw) else victim_attrs.weight
     p = kb.knockback_percent(torch.tensor(victim.percent, dtype=torch.float64), damage)
     d = math.floor(h.damage) if charged else h.damage  # a charged smash's d is its damage floored
@@ -338,6 +338,11 @@ def _predict(h: gd.Hitbox | gd.Throw | gd.Projectile | gd.CodeHitbox, stale: flo
 def _decayed_launch(v: PlayerFrame) -> float:
     """The victim's launch speed one frame after ``v``, untouched by a hit: 0.051 less, down to 0."""
     return max(math.hypot(v.speed_x_attack, v.speed_y_attack) - kb.LAUNCH_DECAY, 0.0)
+
+
+def _running_on(v: PlayerFrame) -> tuple[float, float]:
+    """(hitstun, launch speed) one frame after ``v`` for a hit with no knockback: both just run on."""
+    return max(v.hitstun - 1.0, 0.0), _decayed_launch(v)
 
 
 def analyse(replay: Replay) -> FileResult:
@@ -477,16 +482,17 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
         if a.character != Character.FOX:
             return Unattributed(name, fr.number, v.character.name, damage_obs, a.action, a.action_frame,
                                 f"{move_name}: not its throw command (dealt once, on release)")
+        hs, ls = _running_on(vq)
         return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, "laser (throw)",
                          a.action, a.action_frame, attack_id, None, vq.percent, stale, damage_obs, None, 0.0, hs_obs,
-                         int(max(vq.hitstun - 1.0, 0.0)), ls_obs, _decayed_launch(vq), False,
+                         int(hs), ls_obs, ls, False,
                          (note + "a laser of Fox's throw: no knockback (hitstun and launch run on); its damage is "
                           "in no source here (SmashWiki: the blaster deals 1%-3%)").lstrip("; "))
     if not candidates:
         # A throw's throw command, a code-made hitbox or a projectile's hit: one set of values, none to choose.
         src: gd.Throw | gd.Projectile | gd.CodeHitbox | None = None
         if a.action in THROWS:
-            src = gd.throw(a.character, a.action)
+            src = throw
             note += "throw command" if src is not None else "throw: no throw data for this character"
         elif code is not None:
             src = code

@@ -293,10 +293,14 @@ def hitboxes_at(character: Character, action: Action | int, frame: int) -> tuple
     return tuple(hb.row(i) for i in _index().get((character.value, _action_id(action), int(frame)), ()))
 
 
+@functools.cache
+def _moves_by_key() -> dict[tuple[int, int], Move]:
+    return {(m.character.value, m.action): m for m in load().moves}
+
+
 def move(character: Character, action: Action | int) -> Move | None:
     """Per-move facts for ``character``'s ``action``, or None when the data holds no such move."""
-    a = _action_id(action)
-    return next((m for m in load().moves if m.character == character and m.action == a), None)
+    return _moves_by_key().get((character.value, _action_id(action)))
 
 
 def moves_of(character: Character) -> tuple[Move, ...]:
