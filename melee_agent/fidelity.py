@@ -40,7 +40,7 @@ from melee.enums import Action, Character
 
 from melee_agent.arena import gamedata as gd
 from melee_agent.arena import knockback as kb
-from melee_agent.slp import ReplayError
+from melee_agent.slp import ReplayError, read_kept
 
 FIGHTERS = (Character.FOX, Character.MARTH)
 DAMAGE_TOLERANCE = 1e-3  # percent is a float32 in the game: "exact" up to its rounding
@@ -206,31 +206,9 @@ def _console_class() -> type:
 
 def read_replay(path: str | os.PathLike) -> Replay:
     """Every frame of a replay as compact per-player records, or a ReplayError naming the file."""
-    path = Path(path)
-    if not path.is_file():
-        raise ReplayError(f"{path}: no such replay file")
-    try:
-        # skip_rollback_frames=False: a netplay replay holds rollbacks, each frame sent again as the game
-        # replayed it; libmelee's default keeps the first (predicted) version, the kept timeline is the last.
-        console = _console_class()(path=str(path), is_dolphin=False, allow_old_version=True,
-                                   skip_rollback_frames=False)
-        console.connect()
-    except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)
-        raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None
+    states, console = read_kept(path, console_cls=_console_class())
     frames: list[Frame] = []
-    while True:
-        try:
-            gs = console.step()
-        except Exception as e:  # noqa: BLE001 (as above: any decoder error)
-            ver = console.slp_version_tuple
-            fmt = f"format {'.'.join(str(int(v)) for v in ver)}" if ver else "replay"
-            raise ReplayError(f"{path}: {fmt} unreadable at frame {len(frames)}, libmelee says "
-                              f"{type(e).__name__}: {e}" + (" (too old a format for libmelee)" if ver and ver < (1, 0, 0)
-                                                            else "")) from None
-        if gs is None:
-            break
-        while frames and frames[-1].number >= int(gs.frame):  # a rollback: this frame's later version wins
-            frames.pop()
+    for gs in states:
         players = {}
         for port, p in gs.players.items():
             port = int(port)

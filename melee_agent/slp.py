@@ -80,21 +80,25 @@ def console_class() -> type:
     return StageEventsConsole
 
 
-def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any]:
-    """Each frame's libmelee ``GameState`` from a replay file, in order (the whole file is read first).
+def read_kept(path: str | os.PathLike, live: bool = False,
+              console_cls: type | None = None) -> tuple[list[Any], Any]:
+    """Every kept ``GameState`` of a replay file, in order, and the console that read them; or a
+    :class:`ReplayError` naming the file (never a partial list).
 
     A netplay replay sends a frame again each time the game rolls back; the game that was played is
     each frame's *last* version (a rollback throws the first, a prediction, away), so a re-sent frame
-    replaces the one kept. ``live=True`` gives what a live console saw as the game ran instead: each
-    frame's first version (libmelee's default). Stage-event fields (FoD's platforms, ...) are one object
-    libmelee shares between frames: every state shows its last value.
+    replaces the one kept. ``live=True`` keeps what a live console saw as the game ran instead: each
+    frame's first version (libmelee's default). ``console_cls`` (a subclass of :func:`console_class`)
+    lets a reader keep more of each frame's bytes than libmelee does (``fidelity`` keeps "last attack
+    landed"); a per-frame dict it fills is overwritten by each re-sent frame, the last version winning
+    there too.
     """
     path = Path(path)
     if not path.is_file():
         raise ReplayError(f"{path}: no such replay file")
     try:
-        console = console_class()(path=str(path), is_dolphin=False, allow_old_version=True,
-                                         skip_rollback_frames=live)
+        console = (console_cls or console_class())(path=str(path), is_dolphin=False, allow_old_version=True,
+                                                   skip_rollback_frames=live)
         console.connect()
     except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)
         raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None
@@ -103,15 +107,25 @@ def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any
         try:
             gamestate = console.step()
         except Exception as e:  # noqa: BLE001 (as above: any decoder error)
-            raise ReplayError(
-                f"{path}: replay is corrupt at frame {len(kept)} ({type(e).__name__}: {e})"
-            ) from None
+            ver = console.slp_version_tuple
+            fmt = f"format {'.'.join(str(int(v)) for v in ver)}" if ver else "replay"
+            old = " (too old a format for libmelee)" if ver and tuple(ver) < (1, 0, 0) else ""
+            raise ReplayError(f"{path}: {fmt} unreadable at frame {len(kept)}, libmelee says "
+                              f"{type(e).__name__}: {e}{old}") from None
         if gamestate is None:
             break
         while kept and kept[-1].frame >= gamestate.frame:  # a rollback: this frame's later version wins
             kept.pop()
         kept.append(gamestate)
-    yield from kept
+    return kept, console
+
+
+def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any]:
+    """Each frame's libmelee ``GameState`` from a replay file, in order (the whole file is read first;
+    ``live`` and the rollback rule: :func:`read_kept`). Stage-event fields (FoD's platforms, ...) are one
+    object libmelee shares between frames: every state shows its last value.
+    """
+    yield from read_kept(path, live)[0]
 
 
 def read_gamestates(path: str | os.PathLike, live: bool = False) -> list[Any]:
