@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 26's GPU measurements in one command, for a lent GPU machine (or any CUDA machine):
 #   scripts/gpu_runs.sh [tests] [replay] [arena] [fight] [train-A] [train-B] ...   (default: tests replay arena)
-# (train-X: one `train --config gpu --device cuda` run named X; MINUTES overrides its length)
+# (train-X: one `train --config ${CONFIG:-gpu} --device cuda` run named X; MINUTES overrides its length,
+#  TRAIN_TIMEOUT its time limit in seconds; CONFIG=gpu-fight trains fights)
 # Writes logs and JSON under $OUT (default ./gpu-out). Where the machine cannot reach PyPI, the
 # packages it lacks travel as wheels in .whl/ (and py-ubjson's pure-Python source in .whl_src/).
 set -u
@@ -38,7 +39,7 @@ for s in $stages; do
         --json "$OUT/bench-arena-fight-cuda.json" 2>&1 | tee "$OUT/bench-arena-fight.log" | tail -10 ;;
     train-*)
       run=${s#train-}
-      timeout 330 $PY -m melee_agent.cli train --config gpu --device cuda --no-progress ${MINUTES:+--minutes $MINUTES} ${TRAIN_SET:-} \
+      timeout ${TRAIN_TIMEOUT:-330} $PY -m melee_agent.cli train --config ${CONFIG:-gpu} --device cuda --no-progress ${MINUTES:+--minutes $MINUTES} ${TRAIN_SET:-} \
         --run-dir "/tmp/gpu-train-$run" 2>&1 | grep -v "torchrl\]\[INFO" >"$OUT/train-$run.log"
       cp "/tmp/gpu-train-$run/eval.json" "$OUT/eval-$run.json" 2>/dev/null
       tail -30 "$OUT/train-$run.log" ;;
