@@ -127,8 +127,11 @@ class GameStateRules:
 
     ``timed`` (fights): the episode is the whole game and ``max_frames`` its clock, counted as
     Melee's timer counts, from GO (libmelee's ``gs.frame`` 0; the 123 countdown frames before it
-    are not on the clock): the frame on which ``max_frames`` frames have been played since GO ends
-    the game (terminal), as a player's last stock lost does.
+    are not on the clock): the timer shows ``max_frames - gs.frame`` frames left (slippi-js
+    ``frameToGameTimer``: 00:00.00 on frame 60 x the starting seconds), and the frame on which it
+    shows none, ``gs.frame == max_frames``, is the game's last (slippi-js's timed test replay
+    ``teams_time_p3_redVSp1p2_blueVSp4_green_winner_blue.slp``, a 1:00 game, ends on frame 3,600): it
+    ends the game (terminal), as a player's last stock lost does.
     """
 
     def __init__(self, agent_port: int, opponent_port: int, reward: str, max_frames: int, timed: bool = False):
@@ -151,8 +154,9 @@ class GameStateRules:
         return a_stock, o_stock, a_pct, o_pct
 
     def clock(self, gs: Any) -> int:
-        """Frames on the episode's clock after this frame: played since GO when ``timed``, else in the episode."""
-        return int(gs.frame) + 1 if self.timed else self.episode_frame
+        """Frames on the episode's clock at this frame: the timer's, run down since GO, when ``timed``;
+        else the frames played in the episode."""
+        return int(gs.frame) if self.timed else self.episode_frame
 
     def time_up(self, gs: Any) -> bool:
         """A timed game's clock has run out on this frame (never for an untimed episode)."""

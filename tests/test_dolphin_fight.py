@@ -146,7 +146,7 @@ def test_dolphin_fight_stock_lost_is_never_negative_damage():
 
 def test_dolphin_fight_clock_counts_from_go_and_ends_the_game():
     # Melee's timer starts at GO (libmelee's frame 0); the 123 countdown frames are not on it. The
-    # frame on which max_frames frames have been played since GO ends the game, as terminal.
+    # frame on which it reads 0:00 (frame max_frames) is the game's last and ends it, as terminal.
     states = read_gamestates(replay_path("libmelee_test_game_1.slp"))
     rules = GameStateRules(1, 2, "fight", 200, timed=True)
     rules.start(states[0])
@@ -155,8 +155,8 @@ def test_dolphin_fight_clock_counts_from_go_and_ends_the_game():
         r = rules.frame(gs, noop=True)
         if r.terminal:
             break
-    assert gs.frame == 199 and rules.time_up(gs) and not r.truncated
-    assert rules.episode_frame == 122 + 200  # frames -122..199: the episode's first frame (-123) is its start
+    assert gs.frame == 200 and rules.time_up(gs) and not r.truncated
+    assert rules.episode_frame == 123 + 200  # frames -122..200: the episode's first frame (-123) is its start
 
 
 # --- DolphinEnv: one episode per game ---
@@ -197,7 +197,7 @@ def test_dolphin_fight_env_ends_the_game_on_the_clock_and_goes_on_in_the_next_on
     while not steps or not steps[-1][2].item():
         steps.append(env.step(torch.tensor([env.noop_index])))
     _, _, _, info = steps[-1]
-    at = next(i for i, s in enumerate(states) if s.frame == 299)
+    at = next(i for i, s in enumerate(states) if s.frame == 300)
     assert info["terminal"].item() and info["game_over"].item() and info["episode_frame"].item() == at
     last = states[at].players
     assert info["agent_stocks"].item() == last[a].stock and info["opponent_stocks"].item() == last[o].stock
@@ -353,6 +353,26 @@ def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_coun
         assert info["agent_stocks"].item() == info["opponent_stocks"].item() == 4
         assert info["agent_percent"].item() == info["opponent_percent"].item() == 0.0
         assert info["final_obs"][0, 11] < 0.3  # the last frame before time, not sudden death's 300%
+    assert r["games"] == 2 and r["draws"] == 2 and r["episodes_cut"] == 0
+
+
+def test_dolphin_fight_a_game_melee_ended_stays_a_game_when_dolphin_dies_on_the_results_screen(tmp_path):
+    # The game was over (TIME!, then sudden death) before Dolphin died in the menus: its episode is
+    # a game Melee ended, not one the restart cut; the restart only costs the way to the next game.
+    exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp")], frames_limit=200,
+                          freeze_frames=10, faults=[{"launch": 1, "kind": "exit_in_results"}])
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=5,
+                        menu_timeout_s=20)
+    env = DolphinEnv(cfg, cpu_level=9, game="fight")
+    ends = record_episode_ends(env)
+    try:
+        r = evaluate(env, make_policy("noop", "basic"), 2, progress=False).to_json()
+    finally:
+        env.close()
+    assert any("fault: exit on the results screen" in e for e in events(exe.parent))
+    assert env.restarts == 1 and len(ends) == 2
+    for *_, info in ends:
+        assert info["terminal"].item() and info["game_over"].item() and not info["truncated"].item()
     assert r["games"] == 2 and r["draws"] == 2 and r["episodes_cut"] == 0
 
 

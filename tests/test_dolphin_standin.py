@@ -108,6 +108,22 @@ def test_dolphin_game_over_leads_through_postgame_into_the_next_game_without_a_r
         env.close()
 
 
+@pytest.mark.slow
+def test_dolphin_stage_select_without_a_menu_frame_0_still_starts_every_game(tmp_path):
+    # libmelee's MenuHelper forgets its stage choice only on a menu frame numbered 0 (choose_stage);
+    # a Dolphin whose menu frames count from boot never shows one at stage select, and kept helpers
+    # would wait there until the menu timeout restarted Dolphin, game after game.
+    exe, cfg = standin(tmp_path, frames_limit=120, menu_frame="boot")
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        play(env, 500)
+        assert env.supervisor.games >= 4 and env.restarts == 0
+        assert sum(1 for e in events(exe.parent) if "postgame left" in e) >= 3
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("lras", ["held", "press"])
 def test_dolphin_first_frame_setup_is_checked_and_a_wrong_one_goes_back_through_the_menus(tmp_path, lras):
     # Melee refuses pause before GO and quits a paused game on L+R+A+START: held, or (lras="press")

@@ -118,7 +118,6 @@ class DolphinEnv:
         while i < len(frames):
             apply_frame(self.supervisor.session.controller, frames[i])
             self.supervisor.session.flush_unregistered()
-            restarts = self.supervisor.restarts
             gs, left_game = self.supervisor.next_game_frame()
             if left_game and self.rules.episode_frame == 0:
                 # The episode began on the last frame of a game that ended (or of a Dolphin that was
@@ -130,7 +129,7 @@ class DolphinEnv:
                 i = 0
                 continue
             if left_game:  # the game ended (or Dolphin restarted) mid-episode: cut it here
-                if self.rules.timed and self.supervisor.restarts == restarts:
+                if self.rules.timed and self.supervisor.left_by == "melee":
                     # A fight whose game Melee ended by its own rules (TIME! at its own time limit, or
                     # into sudden death): the game is over, on the last frame it showed.
                     total.terminal = ended_by_melee = True

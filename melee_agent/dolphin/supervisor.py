@@ -195,6 +195,8 @@ class Supervisor:
         self._menu_since: float | None = None
         self._unknown_scenes: set[int] = set()
         self._last_frame = 0  # the last in-game frame's number
+        #: What made the last :meth:`next_game_frame` leave the game, first ("melee", "quit", "restart"), or None.
+        self.left_by: str | None = None
         self._launch()
 
     @property
@@ -252,14 +254,22 @@ class Supervisor:
         return gs
 
     def next_game_frame(self) -> tuple[Any, bool]:
-        """The next in-game frame, and whether a game ended or Dolphin restarted since the last one."""
+        """The next in-game frame, and whether a game ended or Dolphin restarted since the last one.
+
+        Where it did, :attr:`left_by` says what came first: ``"melee"`` (Melee left the game: its
+        end, the menus, sudden death, a frame counter starting over), ``"quit"`` (a wrong-setup game
+        quit) or ``"restart"`` (Dolphin restarted); a restart later in the menus does not undo a game
+        that Melee had already ended.
+        """
         import melee  # noqa: PLC0415
 
         left_game = False
+        self.left_by = None
         while True:
             gs = self._step()
             if gs is None:
                 left_game = True
+                self.left_by = self.left_by or "restart"
                 continue
             s = self.session
             assert s is not None
@@ -272,6 +282,7 @@ class Supervisor:
                 # libmelee shows no game start, only the frame counter starting over.
                 self._checked = False
                 left_game = True
+                self.left_by = self.left_by or "melee"
             if in_game:
                 self._last_frame = gs.frame
             if in_game and not self._checked and self._starts_sudden_death(gs):
@@ -281,6 +292,10 @@ class Supervisor:
                 if not self._checked:
                     self._checked = True
                     self.games += 1
+                    # libmelee's helpers forget their stage choice only on a menu frame numbered 0
+                    # (MenuHelper.choose_stage: "why did I pick this as the condition?"): fresh ones
+                    # for every game, so the next stage select never waits on that number.
+                    self.helpers = (melee.MenuHelper(), melee.MenuHelper())
                     self._check_setup(gs)
                 if self._quit is not None:
                     if self.clock() > self._quit.deadline:
@@ -289,9 +304,11 @@ class Supervisor:
                         self._quit.press()
                         s.flush_unregistered()
                     left_game = True
+                    self.left_by = self.left_by or "quit"
                     continue
                 return gs, left_game
             left_game = True
+            self.left_by = self.left_by or "melee"
             if not in_game:
                 self._checked, self._sudden_death = False, False
                 if self._quit is not None:

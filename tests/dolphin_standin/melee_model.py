@@ -103,6 +103,11 @@ class Melee:
         self.sd_frames = int(cfg.get("sudden_death_frames", SUDDEN_DEATH_FRAMES))
         self.sd_menu_first = cfg.get("sudden_death_batches", "menu_first") == "menu_first"
         self.lras = cfg.get("lras", "held")
+        # The menu frame's frame word (SendMenuFrame.asm): "scene" counts from each scene's start, so
+        # stage select shows a frame 0 (libmelee's MenuHelper forgets its stage choice only there);
+        # "boot" counts from boot, as libmelee's GameState.frame docstring ("monotonically increases")
+        # reads: a Dolphin whose stage select never shows frame 0.
+        self.menu_frame = cfg.get("menu_frame", "scene")
         self.replay_dir = replay_dir
         self.scene, self.scene_frame = (SCENE_TITLE, 0) if cfg.get("boot", "title") == "title" else (SCENE_CSS, 0)
         self.submenu, self.selection = MAIN_SUBMENU, 0
@@ -264,7 +269,7 @@ class Melee:
                      if abs(self.sss[0] - sx) <= 2.0 and abs(self.sss[1] - sy) <= 2.0]
             ev[0x24] = under[0] if under else 0
             struct.pack_into(">ff", ev, 0x31, *self.sss)
-        struct.pack_into(">i", ev, 0x39, self.scene_frame)
+        struct.pack_into(">i", ev, 0x39, self.scene_frame if self.menu_frame == "scene" else self.frames)
         if self.scene == SCENE_MAIN:
             ev[0x3D], ev[0x3E] = self.submenu, self.selection
         return bytes(ev)
@@ -283,6 +288,9 @@ class Melee:
         elif self.scene == SCENE_SSS:
             self._sss(pads)
         elif self.scene == SCENE_RESULTS:
+            if self.fault("exit_in_results") is not None:  # a crash after the game, before the next one
+                self.log(f"fault: exit on the results screen after game {self.games}")
+                os._exit(3)
             if self.scene_frame >= self.results_frames and any(pad.pressed("START") for pad in pads.values()):
                 self.log(f"postgame left after {self.scene_frame} frames")
                 self._enter(SCENE_CSS)

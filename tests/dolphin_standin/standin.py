@@ -26,8 +26,9 @@ Settings and faults come from ``EXE.json`` beside the executable::
      "replays": ["/abs/a.slp", ...], "frames_limit": 300, "state_dir": "/tmp/x",
      "boot": "title" | "css", "max_fps": 60, "freeze_frames": 60, "results_frames": 30, "sudden_death_frames": 120,
      "sudden_death_batches": "menu_first" | "frame_first", "lras": "held" | "press",
+     "menu_frame": "scene" | "boot",
      "faults": [{"launch": 1, "kind": "exit" | "hang" | "menu_stall" | "port_taken" | "pause_off"
-                 | "wrong_cpu_level" | "wrong_character", "game": 1, "frame": 100}]}
+                 | "wrong_cpu_level" | "wrong_character" | "exit_in_results", "game": 1, "frame": 100}]}
 
 ``launch`` counts the starts of this executable (a counter in ``state_dir``), ``game`` the games
 of that start (no ``game``: every game); ``{"kind": "version_fail", "call": N}`` makes the N-th
