@@ -38,12 +38,10 @@ def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu",
             level = level[0]
         if num_envs != 1:
             raise ValueError(f"a Dolphin worker plays one game at a time; got envs={num_envs}")
-        if cfg.env.delay_frames:
-            raise ValueError(f"env.delay_frames={cfg.env.delay_frames}: Dolphin adds no input delay of its own (Slippi's "
-                             "online play has its own delay setting); set env.delay_frames=0 for --env dolphin")
         dodge = cfg.env.game == "dodge"
         return DolphinEnv(cfg.dolphin, cpu_level=level, action_set=cfg.env.action_set, reward=cfg.env.reward,
-                          max_frames=cfg.env.max_frames if dodge else None, device=device, game=cfg.env.game)
+                          max_frames=cfg.env.max_frames if dodge else None, device=device, game=cfg.env.game,
+                          delay_frames=cfg.env.delay_frames)
     raise ValueError(f"unknown env {kind!r}; known: {', '.join(ENVS)}")
 
 

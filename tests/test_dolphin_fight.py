@@ -31,7 +31,7 @@ from melee_agent.slp import game_ports, read_gamestates
 from tests.conftest import READABLE_REPLAYS, replay_path
 from tests.dolphin_standin.install import events, install_standin
 from tests.episode_ends import record_episode_ends
-from tests.recording_controller import recording_controller
+from tests.recording_controller import held, recording_controller
 
 REPO = Path(__file__).resolve().parent.parent
 WHOLE_GAME = "pyslippi_game.slp"  # the replay that is a whole game ending in a KO (README of ../shared/replays)
@@ -208,13 +208,55 @@ def test_dolphin_fight_env_ends_the_game_on_the_clock_and_goes_on_in_the_next_on
     assert env.rules.episode_frame == 3 and env.gamestate.frame == states[3].frame
 
 
-def test_dolphin_fight_refuses_input_delay_and_a_reward_that_does_not_fit():
-    with pytest.raises(ValueError, match=r"env.delay_frames=18: Dolphin adds no input delay of its own .*Slippi"):
-        make_env(load_config("dolphin-fight", ["env.delay_frames=18"]))
+def _same_controller(commands: list[str], frame) -> bool:
+    """The recorded frame holds ``frame``'s buttons and main-stick direction (libmelee maps the stick
+    onto the controller's analog grid, so the direction is what must match)."""
+    h = held(commands)
+    side = lambda v: (round(v - 0.5, 1) > 0) - (round(v - 0.5, 1) < 0)  # noqa: E731
+    return h["buttons"] == set(frame.buttons) and [side(v) for v in h["main"]] == [side(v) for v in frame.main_stick]
+
+
+def test_dolphin_input_delay_plays_each_controller_state_delay_frames_late_from_a_neutral_start():
+    # docs/design.md "Input delay": the agent's controller state reaches the game delay_frames after
+    # the observation it answers; each episode starts with nothing in flight (neutral), as the arena.
+    env, _ = file_env(replay_path("libmelee_test_game_1.slp"), delay_frames=5)
+    aset = env.action_set
+    neutral = aset.actions[aset.noop_index].frames[0]
+    plan = [a for a in range(aset.num_actions) if a != aset.noop_index][:12]
+    env.reset()
+    assert list(env.in_flight) == [neutral] * 5
+    chosen = []
+    for a in plan:
+        *_, info = env.step(torch.tensor([a]))
+        chosen += aset.actions[a].frames[: info["frames"].item()]
+    got = env.controller.pipe.frames
+    want = [neutral] * 5 + chosen[:-5]
+    assert len(got) == len(want) == len(chosen) > 5
+    assert all(_same_controller(g, f) for g, f in zip(got, want))
+    assert list(env.in_flight) == chosen[-5:]  # still in flight: they reach the game on the next frames
+    # Without delay the same plan reaches the controller as chosen (the test above is not vacuous).
+    env0, _ = file_env(replay_path("libmelee_test_game_1.slp"))
+    env0.reset()
+    for a in plan:
+        env0.step(torch.tensor([a]))
+    assert not all(_same_controller(g, f) for g, f in zip(env0.controller.pipe.frames, want))
+    assert all(_same_controller(g, f) for g, f in zip(env0.controller.pipe.frames, chosen))
+    with pytest.raises(ValueError, match=r"delay_frames must be an int in \[0, 60\], got -1"):
+        DolphinEnv(DolphinConfig(), game="fight", delay_frames=-1, session_factory=lambda: None, menus=False)
+
+
+def test_dolphin_fight_takes_the_config_s_input_delay_and_refuses_a_reward_that_does_not_fit(tmp_path):
     with pytest.raises(ValueError, match="reward 'untouchable' does not fit game 'fight'"):
         DolphinEnv(DolphinConfig(), game="fight", reward="untouchable", session_factory=lambda: None, menus=False)
     cfg = load_config("dolphin-fight")
     assert (cfg.env.env, cfg.env.game, cfg.env.reward, cfg.env.action_set) == ("dolphin", "fight", "fight", "fight")
+    exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp")])
+    env = make_env(load_config("dolphin-fight", [f"dolphin.dolphin_path={exe}", f"dolphin.iso_path={exe.parent / 'melee.iso'}",
+                                                 "env.delay_frames=18"]))
+    try:
+        assert env.delay_frames == 18 and env.game == "fight"
+    finally:
+        env.close()
 
 
 # --- end to end against the Dolphin stand-in ---

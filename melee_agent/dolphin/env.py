@@ -14,13 +14,18 @@ frame of its own when its game ends (it began on that game's last frame) is not 
 starts again on the new game's first frame, where the decision is played.
 
 ``game="fight"`` (docs/design.md "Fights"): the episode is the whole game, terminal on the frame a
-player loses their last stock (GAME!) or on which Melee's 8:00 clock runs out (28,800 frames
-after GO), and the next episode starts on the next game's first frame. A game Melee itself ends
+player loses their last stock (GAME!) or on which Melee's 8:00 clock runs out (frame 28,800,
+the timer at 0:00), and the next episode starts on the next game's first frame. A game Melee itself ends
 first (TIME! at another time limit, and the sudden death that follows tied stocks) also ends its
 episode as terminal, on the last frame it showed; only a Dolphin restart cuts a fight (truncated,
 no ``game_over``). ``info`` carries the arena's ``agent_stocks``, ``opponent_stocks``,
 ``agent_percent``, ``opponent_percent`` (the episode's last frame) and ``game_over``, so
 :mod:`melee_agent.evaluate` counts wins, losses and draws as it does for the arena.
+
+``delay_frames`` (``env.delay_frames``, docs/design.md "Input delay"): each frame's controller state
+reaches Dolphin that many frames after the frame it was chosen on, as in the arena: a queue of the
+states in flight, all neutral (the noop's) at each episode's start, so the first ``delay_frames``
+frames of an episode play nothing the agent chose.
 
 Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
 
@@ -34,12 +39,13 @@ Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from melee_agent.actions import apply_frame, get_action_set
+from melee_agent.actions import ControllerFrame, apply_frame, get_action_set
 from melee_agent.config import DolphinConfig
 from melee_agent.dolphin.launch import check_paths, free_udp_port, launch_options
 from melee_agent.dolphin.session import Session, start_dolphin
@@ -59,11 +65,14 @@ class DolphinEnv:
 
     def __init__(self, cfg: DolphinConfig, cpu_level: int = 9, action_set: str | None = None,
                  reward: str | None = None, max_frames: int | None = None, device: str | torch.device = "cpu",
-                 session_factory: Callable[[], Session] | None = None, menus: bool = True, game: str = "dodge"):
-        from melee_agent.arena.games import resolve  # noqa: PLC0415 (the games' defaults, as the arena's)
+                 session_factory: Callable[[], Session] | None = None, menus: bool = True, game: str = "dodge",
+                 delay_frames: int = 0):
+        from melee_agent.arena.games import MAX_DELAY, resolve  # noqa: PLC0415 (the games' defaults, as the arena's)
 
         if not 1 <= cpu_level <= 9:
             raise ValueError(f"cpu_level must be 1-9, got {cpu_level}")
+        if isinstance(delay_frames, bool) or not isinstance(delay_frames, int) or not 0 <= delay_frames <= MAX_DELAY:
+            raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
         setup = resolve(game, action_set, reward, max_frames)
         self.game, rules, action_set, reward, max_frames = (setup.game, setup.rules, setup.action_set, setup.reward,
                                                             setup.max_frames)
@@ -84,6 +93,10 @@ class DolphinEnv:
                                      stocks=FIGHT_STOCKS if self.game == "fight" else None)
         self.prev_action = 0
         self.gamestate: Any = None
+        self.delay_frames = delay_frames
+        self._neutral = aset.actions[aset.noop_index].frames[0]
+        #: The controller states chosen but not yet played (input delay), the oldest first.
+        self.in_flight: deque[ControllerFrame] = deque()
 
     @property
     def restarts(self) -> int:
@@ -100,9 +113,22 @@ class DolphinEnv:
     def reset(self) -> torch.Tensor:
         gs, _ = self.supervisor.next_game_frame()
         self.gamestate = gs
-        self.rules.start(gs)
+        self._start_episode(gs)
         self.prev_action = 0
         return self._obs(gs, 0)
+
+    def _start_episode(self, gs: Any) -> None:
+        """A new episode from this frame: the rules start over and nothing is in flight yet."""
+        self.rules.start(gs)
+        self.in_flight = deque([self._neutral] * self.delay_frames)
+
+    def _to_play(self, frame: ControllerFrame) -> ControllerFrame:
+        """The controller state Dolphin gets this frame: ``frame`` itself, or under input delay the one
+        chosen ``delay_frames`` frames ago (``frame`` joins the queue)."""
+        if not self.delay_frames:
+            return frame
+        self.in_flight.append(frame)
+        return self.in_flight.popleft()
 
     def step(self, actions: torch.Tensor) -> StepResult:
         a = int(torch.as_tensor(actions).view(-1)[0])
@@ -116,7 +142,7 @@ class DolphinEnv:
         frames = self.action_set.actions[a].frames
         i = 0
         while i < len(frames):
-            apply_frame(self.supervisor.session.controller, frames[i])
+            apply_frame(self.supervisor.session.controller, self._to_play(frames[i]))
             self.supervisor.session.flush_unregistered()
             gs, left_game = self.supervisor.next_game_frame()
             if left_game and self.rules.episode_frame == 0:
@@ -125,7 +151,7 @@ class DolphinEnv:
                 # a phantom one (0 frames, never hit) whose row holds an action never played, so it
                 # starts again on the new game's first frame and the decision is played there.
                 self.gamestate = gs
-                self.rules.start(gs)
+                self._start_episode(gs)
                 i = 0
                 continue
             if left_game:  # the game ended (or Dolphin restarted) mid-episode: cut it here
@@ -171,7 +197,7 @@ class DolphinEnv:
             # The next episode starts on the next frame: of this game, or of the new one.
             if new_game is not None:
                 self.gamestate = new_game
-            self.rules.start(self.gamestate)
+            self._start_episode(self.gamestate)
             self.prev_action = 0
             obs = self._obs(self.gamestate, 0)
         else:
