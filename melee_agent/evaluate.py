@@ -11,8 +11,11 @@ stocks lost and taken. Where the
 episodes were played against more than one CPU level (an arena with a level mix), ``per_level``
 holds the same figures for each level and ``untouched_share_worst_level`` the lowest share.
 
-Where episodes are whole games (fights: ``info.game_over``), the report adds docs/design.md's game
-figures: ``games``, ``wins``, ``losses``, ``draws``, ``win_rate`` and stocks and damage per game
+Where episodes are whole games (fights: ``info.game_over``), an episode a Dolphin restart cut short
+(no game's end) does not use up the ``episodes`` asked for: another game is played in its place (as
+many as were asked for, at most), so ``eval --episodes 20`` reports 20 games where Dolphin restarted
+now and then; the cut ones still count in ``episodes`` and ``episodes_cut``. The report adds
+docs/design.md's game figures: ``games``, ``wins``, ``losses``, ``draws``, ``win_rate`` and stocks and damage per game
 (a game's result by :func:`melee_agent.rewards.game_result`), ``ko_causes`` and, over a level mix,
 ``win_rate_worst_level``.
 
@@ -233,6 +236,8 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
     if extra:
         quota[B - extra:] -= 1
     done_count = torch.zeros(B, dtype=torch.long, device=env.device)
+    replayed = torch.zeros(B, dtype=torch.long, device=env.device)  # fights cut by a restart, played again
+    whole_games = getattr(env, "game", "dodge") == "fight"
     first_hit = torch.zeros(B, device=env.device)  # per running episode: frame of first hit (0 = none)
     acc = {k: torch.zeros(B, device=env.device) for k in ("damage_taken", "damage_dealt", "stocks_lost", "stocks_taken")}
     rows: list[dict[str, Any]] = []
@@ -285,7 +290,9 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
                              "ko_causes": causes[i], "lost_causes": lost[i], **{k: vals[k][i] for k in running}})
             if bar is not None:
                 bar.update(len(idx))
-        done_count += done.long()
+        cut_game = done & info.truncated & ~info.game_over & (replayed < quota) if whole_games else done & False
+        replayed += cut_game.long()
+        done_count += (done & ~cut_game).long()
         for k in running:
             running[k] = torch.where(done, 0.0, running[k])
         first_hit = torch.where(done, 0.0, first_hit)

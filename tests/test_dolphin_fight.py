@@ -418,6 +418,25 @@ def test_dolphin_fight_a_game_melee_ended_stays_a_game_when_dolphin_dies_on_the_
     assert r["games"] == 2 and r["draws"] == 2 and r["episodes_cut"] == 0
 
 
+def test_dolphin_fight_eval_plays_another_game_for_each_one_a_restart_cut(tmp_path):
+    # Dolphin dies mid-game (fault "exit" at frame 100 of the first game): that episode is cut, not a
+    # game, and evaluate plays one more, so the two games asked for are two games.
+    exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp")], frames_limit=200,
+                          freeze_frames=10, faults=[{"launch": 1, "kind": "exit", "game": 1, "frame": 100}])
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=5,
+                        menu_timeout_s=20)
+    env = DolphinEnv(cfg, cpu_level=9, game="fight")
+    ends = record_episode_ends(env)
+    try:
+        r = evaluate(env, make_policy("noop", "basic"), 2, progress=False).to_json()
+    finally:
+        env.close()
+    assert any("fault: exit in game 1" in e for e in events(exe.parent))
+    assert env.restarts == 1 and len(ends) == 3
+    assert ends[0][-1]["truncated"].item() and not ends[0][-1]["game_over"].item()
+    assert r["episodes"] == 3 and r["episodes_cut"] == 1 and r["games"] == 2 and r["draws"] == 2
+
+
 def test_dolphin_fight_worker_rows_end_the_game_as_a_terminal_transition():
     # What a Dolphin worker with configs/dolphin-fight.toml uploads: one whole game is one episode,
     # its last row terminal (discount 0), its return the game's fight reward. peppi_v3.13 is short
