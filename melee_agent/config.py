@@ -75,8 +75,8 @@ class EnvConfig:
     # "dodge" (the Untouchable task) or "fight" (whole 4-stock games, docs/design.md "Fights"), in the
     # arena and in Dolphin (configs/dolphin-fight.toml).
     game: str = "dodge"
-    # Arena only (Dolphin refuses it): frames between the agent's controller state and the game
-    # reading it (the Computer Melee Championship plays at 18 and 21).
+    # Frames between the agent's controller state and the game reading it, in the arena and in
+    # Dolphin (the Computer Melee Championship plays at 18 and 21).
     delay_frames: int = 0
     # Arena only: torch.compile the frame (3-9x faster frames; ~1-3 minutes of compiling per
     # batch size on first use, cached on disk after that).

@@ -270,13 +270,18 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
                     names[who] = ko_cause_names(who)
                 _count_causes(tally, happened, move, count, names[who])
         finished = done & counting
+        # A whole game's episode that ended with no game's end (a Dolphin restart cut it) is cut
+        # wherever its clock stood, and one more is played in its place (as many as asked, at most).
+        cut_now = (info.truncated & ~info.game_over if whole_games else
+                   info.truncated & ~reached_limit(info.truncated, info.episode_frame, env.max_frames))
+        cut_game = finished & cut_now & (replayed < quota) if whole_games else finished & False
         if bool(finished.any()):
             idx = finished.nonzero().view(-1).tolist()
             ep_frames = info.episode_frame.tolist()
             levels = info.cpu_level.tolist()
             fh = first_hit.tolist()
             at_limit = reached_limit(info.truncated, info.episode_frame, env.max_frames).tolist()
-            cut = (info.truncated & ~reached_limit(info.truncated, info.episode_frame, env.max_frames)).tolist()
+            cut = cut_now.tolist()
             vals = {k: v.tolist() for k, v in running.items()}
             over = info.game_over.tolist()
             result = game_result(info.agent_stocks, info.opponent_stocks, info.agent_percent,
@@ -289,8 +294,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
                              "game_over": float(over[i]), "result": float(result[i]) if over[i] else 0.0,
                              "ko_causes": causes[i], "lost_causes": lost[i], **{k: vals[k][i] for k in running}})
             if bar is not None:
-                bar.update(len(idx))
-        cut_game = done & info.truncated & ~info.game_over & (replayed < quota) if whole_games else done & False
+                bar.update(len(idx) - int(cut_game.sum()))
         replayed += cut_game.long()
         done_count += (done & ~cut_game).long()
         for k in running:

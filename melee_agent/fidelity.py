@@ -206,9 +206,7 @@ def _console_class() -> type:
 
 def read_replay(path: str | os.PathLike) -> Replay:
     """Every frame of a replay as compact per-player records, or a ReplayError naming the file."""
-    states, console = read_kept(path, console_cls=_console_class())
-    frames: list[Frame] = []
-    for gs in states:
+    def frame(gs: Any, console: Any) -> Frame:  # as each is read: "last attack landed" is this version's
         players = {}
         for port, p in gs.players.items():
             port = int(port)
@@ -218,7 +216,9 @@ def read_replay(path: str | os.PathLike) -> Replay:
                 float(p.hitstun_frames_left), float(p.speed_x_attack), float(p.speed_y_attack),
                 console.last_attack.get((int(gs.frame), port), -1))
         owners = frozenset(int(pr.owner) for pr in gs.projectiles if getattr(pr, "owner", -1) is not None)
-        frames.append(Frame(int(gs.frame), players, owners))
+        return Frame(int(gs.frame), players, owners)
+
+    frames, console = read_kept(path, console_cls=_console_class(), convert=frame)
     if not frames:
         raise ReplayError(f"{path}: replay holds no frames")
     version = tuple(int(v) for v in (console.slp_version_tuple or (0, 0, 0)))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -80,10 +80,11 @@ def console_class() -> type:
     return StageEventsConsole
 
 
-def read_kept(path: str | os.PathLike, live: bool = False,
-              console_cls: type | None = None) -> tuple[list[Any], Any]:
-    """Every kept ``GameState`` of a replay file, in order, and the console that read them; or a
-    :class:`ReplayError` naming the file (never a partial list).
+def read_kept(path: str | os.PathLike, live: bool = False, console_cls: type | None = None,
+              convert: Callable[[Any, Any], Any] | None = None) -> tuple[list[Any], Any]:
+    """Every kept ``GameState`` of a replay file (or ``convert(gamestate, console)``, taken as each is
+    read, so a reader that needs a few fields holds no GameStates), in order, and the console that
+    read them; or a :class:`ReplayError` naming the file (never a partial list).
 
     A netplay replay sends a frame again each time the game rolls back; the game that was played is
     each frame's *last* version (a rollback throws the first, a prediction, away), so a re-sent frame
@@ -102,7 +103,7 @@ def read_kept(path: str | os.PathLike, live: bool = False,
         console.connect()
     except Exception as e:  # noqa: BLE001 (libmelee raises TypeError, DecoderException, ... on bad files)
         raise ReplayError(f"{path}: not a readable Slippi replay ({type(e).__name__}: {e})") from None
-    kept: list[Any] = []
+    kept: list[tuple[int, Any]] = []  # (frame number, the state or what convert made of it)
     while True:
         try:
             gamestate = console.step()
@@ -114,10 +115,10 @@ def read_kept(path: str | os.PathLike, live: bool = False,
                               f"{type(e).__name__}: {e}{old}") from None
         if gamestate is None:
             break
-        while kept and kept[-1].frame >= gamestate.frame:  # a rollback: this frame's later version wins
+        while kept and kept[-1][0] >= gamestate.frame:  # a rollback: this frame's later version wins
             kept.pop()
-        kept.append(gamestate)
-    return kept, console
+        kept.append((int(gamestate.frame), convert(gamestate, console) if convert else gamestate))
+    return [item for _, item in kept], console
 
 
 def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any]:

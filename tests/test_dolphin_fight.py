@@ -245,6 +245,49 @@ def test_dolphin_input_delay_plays_each_controller_state_delay_frames_late_from_
         DolphinEnv(DolphinConfig(), game="fight", delay_frames=-1, session_factory=lambda: None, menus=False)
 
 
+def test_dolphin_input_delay_starts_neutral_in_each_new_game_and_carries_over_inside_one():
+    # A fight's next episode is the next game: nothing of the old one is in flight there.
+    env, _ = file_env(replay_path("libmelee_test_game_1.slp"), max_frames=300, delay_frames=5)
+    aset = env.action_set
+    neutral = aset.actions[aset.noop_index].frames[0]
+    # Macros that press something on every frame: what is in flight is never neutral by chance.
+    moves = [a for a in range(aset.num_actions)
+             if len(aset.actions[a].frames) > 5 and all(f != neutral for f in aset.actions[a].frames)]
+    assert moves
+    env.reset()
+    done, k = False, 0
+    while not done:
+        *_, done, info = env.step(torch.tensor([moves[k % len(moves)]]))
+        done, k = bool(done.item()), k + 1
+    assert info["game_over"].item() and list(env.in_flight) == [neutral] * 5  # a new game: nothing in flight
+    n0 = len(env.controller.pipe.frames)
+    *_, info = env.step(torch.tensor([moves[0]]))
+    got = env.controller.pipe.frames[n0:]
+    assert len(got) == info["frames"].item() > 5
+    assert all(_same_controller(g, neutral) for g in got[:5])
+    assert _same_controller(got[5], aset.actions[moves[0]].frames[0])
+    # The dodging game's episodes end inside one game (here its 40-frame limit): the states in flight
+    # still reach the game, so across its episodes the controller is one stream delayed by 5 frames.
+    path = replay_path("libmelee_test_game_1.slp")
+    ports = game_ports(read_gamestates(path)[-1])
+    denv = DolphinEnv(DolphinConfig(agent_port=ports[0], opponent_port=ports[1]), cpu_level=9, action_set="basic",
+                      reward="untouchable", max_frames=40, menus=False, delay_frames=5,
+                      session_factory=lambda: replay_session(str(path), ports[0], ports[1], recording_controller))
+    daset = denv.action_set
+    dneutral = daset.actions[daset.noop_index].frames[0]
+    denv.reset()
+    chosen, ends = [], 0
+    for k in range(40):
+        a = [x for x in range(daset.num_actions) if x != daset.noop_index][k % (daset.num_actions - 1)]
+        *_, done, info = denv.step(torch.tensor([a]))
+        chosen += daset.actions[a].frames[: info["frames"].item()]
+        ends += int(done.item())
+    assert ends >= 2 and denv.restarts == 0  # episodes ended, all inside the replay's one game
+    got = denv.controller.pipe.frames
+    want = [dneutral] * 5 + chosen[:-5]
+    assert len(got) == len(want) and all(_same_controller(g, f) for g, f in zip(got, want))
+
+
 def test_dolphin_fight_takes_the_config_s_input_delay_and_refuses_a_reward_that_does_not_fit(tmp_path):
     with pytest.raises(ValueError, match="reward 'untouchable' does not fit game 'fight'"):
         DolphinEnv(DolphinConfig(), game="fight", reward="untouchable", session_factory=lambda: None, menus=False)

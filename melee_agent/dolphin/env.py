@@ -24,8 +24,9 @@ no ``game_over``). ``info`` carries the arena's ``agent_stocks``, ``opponent_sto
 
 ``delay_frames`` (``env.delay_frames``, docs/design.md "Input delay"): each frame's controller state
 reaches Dolphin that many frames after the frame it was chosen on, as in the arena: a queue of the
-states in flight, all neutral (the noop's) at each episode's start, so the first ``delay_frames``
-frames of an episode play nothing the agent chose.
+states in flight, all neutral (the noop's) at each game's start, so a game's first ``delay_frames``
+frames play nothing the agent chose. An episode that starts inside the same game (the dodging game's
+next one, after a hit or the frame limit) keeps the states in flight: they still reach the game.
 
 Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
 
@@ -117,10 +118,11 @@ class DolphinEnv:
         self.prev_action = 0
         return self._obs(gs, 0)
 
-    def _start_episode(self, gs: Any) -> None:
-        """A new episode from this frame: the rules start over and nothing is in flight yet."""
+    def _start_episode(self, gs: Any, same_game: bool = False) -> None:
+        """A new episode from this frame: the rules start over; in a new game nothing is in flight yet."""
         self.rules.start(gs)
-        self.in_flight = deque([self._neutral] * self.delay_frames)
+        if not same_game:
+            self.in_flight = deque([self._neutral] * self.delay_frames)
 
     def _to_play(self, frame: ControllerFrame) -> ControllerFrame:
         """The controller state Dolphin gets this frame: ``frame`` itself, or under input delay the one
@@ -197,7 +199,7 @@ class DolphinEnv:
             # The next episode starts on the next frame: of this game, or of the new one.
             if new_game is not None:
                 self.gamestate = new_game
-            self._start_episode(self.gamestate)
+            self._start_episode(self.gamestate, same_game=new_game is None)
             self.prev_action = 0
             obs = self._obs(self.gamestate, 0)
         else:

@@ -293,9 +293,11 @@ class Supervisor:
                     self._checked = True
                     self.games += 1
                     # libmelee's helpers forget their stage choice only on a menu frame numbered 0
-                    # (MenuHelper.choose_stage: "why did I pick this as the condition?"): fresh ones
-                    # for every game, so the next stage select never waits on that number.
-                    self.helpers = (melee.MenuHelper(), melee.MenuHelper())
+                    # (MenuHelper.choose_stage: "why did I pick this as the condition?"): forgotten at
+                    # every game, so the next stage select never waits on that number. (Not fresh
+                    # helpers: frozen_stadium_selected must stay, or Stadium's toggle flips each game.)
+                    for helper in self.helpers:
+                        helper.stage_selected, helper.frames_on_stage = False, 0
                     self._check_setup(gs)
                 if self._quit is not None:
                     if self.clock() > self._quit.deadline:
