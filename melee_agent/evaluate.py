@@ -274,7 +274,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
         # wherever its clock stood, and one more is played in its place (as many as asked, at most).
         cut_now = (info.truncated & ~info.game_over if whole_games else
                    info.truncated & ~reached_limit(info.truncated, info.episode_frame, env.max_frames))
-        cut_game = finished & cut_now & (replayed < quota) if whole_games else finished & False
+        cut_game = finished & cut_now & (replayed < quota) if whole_games else torch.zeros_like(finished)
         if bool(finished.any()):
             idx = finished.nonzero().view(-1).tolist()
             ep_frames = info.episode_frame.tolist()

@@ -416,12 +416,12 @@ def test_dolphin_fight_in_a_game_without_four_stocks_each_stops_with_what_to_set
         env.close()
 
 
-def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_counts_as_the_game_s_end(tmp_path):
-    # Melee plays sudden death after TIME! with stocks tied; the agent plays none of it, and the
-    # game's episode ends (terminal, game over) at time: by the rules here (docs/design.md
-    # "Fights"), less percent wins, and equal is a draw. slippijs_lCancel: nobody is hit early on.
+def _two_noop_games_on_the_standin(tmp_path: Path, faults: list[dict] | None = None) -> tuple:
+    """``evaluate`` of two fight games by the noop on the stand-in: slippijs_lCancel (nobody is hit
+    early on) cut by TIME! at 200 frames, so stocks are tied and sudden death follows; with ``faults``.
+    Returns the executable, the (closed) env, its episode ends and the report's JSON."""
     exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp")], frames_limit=200,
-                          freeze_frames=10)
+                          freeze_frames=10, faults=faults)
     cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=5,
                         menu_timeout_s=20)
     env = DolphinEnv(cfg, cpu_level=9, game="fight")
@@ -430,6 +430,14 @@ def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_coun
         r = evaluate(env, make_policy("noop", "basic"), 2, progress=False).to_json()
     finally:
         env.close()
+    return exe, env, ends, r
+
+
+def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_counts_as_the_game_s_end(tmp_path):
+    # Melee plays sudden death after TIME! with stocks tied; the agent plays none of it, and the
+    # game's episode ends (terminal, game over) at time: by the rules here (docs/design.md
+    # "Fights"), less percent wins, and equal is a draw. slippijs_lCancel: nobody is hit early on.
+    exe, env, ends, r = _two_noop_games_on_the_standin(tmp_path)
     log = events(exe.parent)
     assert sum("sudden death over" in e for e in log) >= 1
     assert len(ends) == 2 and env.restarts == 0
@@ -444,16 +452,7 @@ def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_coun
 def test_dolphin_fight_a_game_melee_ended_stays_a_game_when_dolphin_dies_on_the_results_screen(tmp_path):
     # The game was over (TIME!, then sudden death) before Dolphin died in the menus: its episode is
     # a game Melee ended, not one the restart cut; the restart only costs the way to the next game.
-    exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp")], frames_limit=200,
-                          freeze_frames=10, faults=[{"launch": 1, "kind": "exit_in_results"}])
-    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=5,
-                        menu_timeout_s=20)
-    env = DolphinEnv(cfg, cpu_level=9, game="fight")
-    ends = record_episode_ends(env)
-    try:
-        r = evaluate(env, make_policy("noop", "basic"), 2, progress=False).to_json()
-    finally:
-        env.close()
+    exe, env, ends, r = _two_noop_games_on_the_standin(tmp_path, [{"launch": 1, "kind": "exit_in_results"}])
     assert any("fault: exit on the results screen" in e for e in events(exe.parent))
     assert env.restarts == 1 and len(ends) == 2
     for *_, info in ends:
@@ -464,16 +463,7 @@ def test_dolphin_fight_a_game_melee_ended_stays_a_game_when_dolphin_dies_on_the_
 def test_dolphin_fight_eval_plays_another_game_for_each_one_a_restart_cut(tmp_path):
     # Dolphin dies mid-game (fault "exit" at frame 100 of the first game): that episode is cut, not a
     # game, and evaluate plays one more, so the two games asked for are two games.
-    exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp")], frames_limit=200,
-                          freeze_frames=10, faults=[{"launch": 1, "kind": "exit", "game": 1, "frame": 100}])
-    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=5,
-                        menu_timeout_s=20)
-    env = DolphinEnv(cfg, cpu_level=9, game="fight")
-    ends = record_episode_ends(env)
-    try:
-        r = evaluate(env, make_policy("noop", "basic"), 2, progress=False).to_json()
-    finally:
-        env.close()
+    exe, env, ends, r = _two_noop_games_on_the_standin(tmp_path, [{"launch": 1, "kind": "exit", "game": 1, "frame": 100}])
     assert any("fault: exit in game 1" in e for e in events(exe.parent))
     assert env.restarts == 1 and len(ends) == 3
     assert ends[0][-1]["truncated"].item() and not ends[0][-1]["game_over"].item()

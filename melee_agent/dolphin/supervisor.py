@@ -263,13 +263,11 @@ class Supervisor:
         """
         import melee  # noqa: PLC0415
 
-        left_game = False
         self.left_by = None
         while True:
             gs = self._step()
             if gs is None:
-                left_game = True
-                self.left_by = self.left_by or "restart"
+                self._left("restart")
                 continue
             s = self.session
             assert s is not None
@@ -281,8 +279,7 @@ class Supervisor:
                 # A new game with no menu frame before it (sudden death straight after TIME!):
                 # libmelee shows no game start, only the frame counter starting over.
                 self._checked = False
-                left_game = True
-                self.left_by = self.left_by or "melee"
+                self._left("melee")
             if in_game:
                 self._last_frame = gs.frame
             if in_game and not self._checked and self._starts_sudden_death(gs):
@@ -305,12 +302,10 @@ class Supervisor:
                     else:
                         self._quit.press()
                         s.flush_unregistered()
-                    left_game = True
-                    self.left_by = self.left_by or "quit"
+                    self._left("quit")
                     continue
-                return gs, left_game
-            left_game = True
-            self.left_by = self.left_by or "melee"
+                return gs, self.left_by is not None
+            self._left("melee")
             if not in_game:
                 self._checked, self._sudden_death = False, False
                 if self._quit is not None:
@@ -332,6 +327,10 @@ class Supervisor:
             if self.menus:
                 self._menu_inputs(gs, scene)
                 s.flush_unregistered()
+
+    def _left(self, why: str) -> None:
+        """The game was left, by ``why`` if nothing left it earlier in this :meth:`next_game_frame`."""
+        self.left_by = self.left_by or why
 
     @staticmethod
     def _starts_sudden_death(gs: Any) -> bool:
