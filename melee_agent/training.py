@@ -263,7 +263,7 @@ class TrainingRun:
             manager.stop()
             torch.set_num_threads(threads)  # the final report has the machine to itself
         try:
-            return self._finish(evals, best, data, status.train_steps)
+            return self._finish(evals, best, data, status.train_steps, status.rows_accepted)
         finally:
             evals.close()
 
@@ -320,13 +320,13 @@ class TrainingRun:
         return best
 
     def _finish(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
-                steps: int) -> dict[str, Any]:
+                steps: int, rows: int) -> dict[str, Any]:
         """Keep a model, score it and the baselines at every level, write eval.json and the learning curve."""
         from melee_agent.plots import learning_curve  # noqa: PLC0415
 
         cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
         if cfg.env.game == "fight":
-            return self._finish_fights(evals, best, data, steps)
+            return self._finish_fights(evals, best, data, steps, rows)
         # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
         # last one is scored the same way first); DQN's greedy policy can swing between snapshots.
         last = evals.run(data, cfg.train.progress_eval_episodes, minutes, steps)
@@ -345,7 +345,7 @@ class TrainingRun:
         curve = [p.to_json() for p in evals.points]
         final = {**r.to_json(), "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir),
                  "curve": curve, "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
-                 "trained_levels": list(env_levels(cfg))}
+                 "trained_levels": list(env_levels(cfg)), "training": {"train_steps": steps, "rows": rows}}
         atomic_write_json(run_dir / "eval.json", final)
         learning_curve(curve, {f"{k} ({v.result.untouched_share:.0%}, levels 1-9)": v.result.untouched_share
                                for k, v in baselines.items()},
@@ -360,7 +360,7 @@ class TrainingRun:
 
 
     def _finish_fights(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
-                       steps: int) -> dict[str, Any]:
+                       steps: int, rows: int) -> dict[str, Any]:
         """The fight's final report: keep a model by win rate, play whole games at every level (and more at
         level 9) with the baselines beside it, write eval.json and the win-rate learning curve."""
         from melee_agent.plots import learning_curve  # noqa: PLC0415
@@ -389,7 +389,7 @@ class TrainingRun:
                  "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir), "curve": curve,
                  "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
                  "trained_levels": list(env_levels(cfg)), "action_set": cfg.env.action_set,
-                 "delay_frames": cfg.env.delay_frames}
+                 "delay_frames": cfg.env.delay_frames, "training": {"train_steps": steps, "rows": rows}}
         atomic_write_json(run_dir / "eval.json", final)
         learning_curve(curve, {f"{k} ({_pct(v.result.win_rate)}, levels 1-9)": v.result.win_rate or 0.0
                                for k, v in baselines.items()},

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from melee_agent import compare
 from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU, with_player
 from melee_agent.evaluate import EvalResult, GameFigures, evaluate, ko_cause_names, merge_games
@@ -220,6 +221,10 @@ def test_train_config_fight_end_to_end(tmp_path):
     assert all(b["games"] == 9 and "win_rate" in b for b in r["baselines"].values())
     assert all(set(p["per_level"]) == {"2", "9"} and p["games"] == 2 for p in r["curve"])
     assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert r["training"]["rows"] > 0 and r["training"]["train_steps"] >= r["train_step"]
+    row = compare.summarize([compare.load_run(run_dir)])["runs"][0]  # `compare` reads the folder train left
+    assert row["level_9"]["games"] == 2 and row["train_steps"] == r["training"]["train_steps"]
+    assert len(row["checks"]) == len(r["curve"]) and row["top_ko"] == compare._top_ko(r["level_9"]) and row["stocks_level_9"]
     tags = _scalar_tags(run_dir)
     assert {"eval/win_rate", "eval/win_rate_worst_level", "eval/win_rate_level_2", "eval/win_rate_level_9",
             "episode/stocks_taken", "episode/stocks_lost", "episode/damage_dealt"} <= tags, sorted(tags)

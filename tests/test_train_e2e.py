@@ -113,4 +113,10 @@ def test_train_without_baselines_leaves_them_out_of_the_report(tmp_path):
                  "env.max_frames=300", "train.final_baselines=false")
     result = json.loads((run_dir / "eval.json").read_text())
     assert result["baselines"] == {} and result["episodes"] == 9
+    assert result["training"]["rows"] > 0
+    from melee_agent import compare  # noqa: PLC0415
+
+    row = compare.summarize([compare.load_run(run_dir)])["runs"][0]  # `compare` reads the folder train left
+    assert row["metric"] == "untouched_share" and row["rows"] == result["training"]["rows"]
+    assert [c["untouched_share"] for c in row["checks"]] == [p["untouched_share"] for p in result["curve"]]
     assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -13,7 +13,7 @@ from melee_agent.cli.common import CommandError, add_unavailable, import_or_expl
 from melee_agent.config import ConfigError
 
 #: Subcommand modules in this package; each defines ``register(subparsers)``.
-SUBCOMMANDS = ("train", "manager", "worker", "launch", "eval", "bench", "fidelity", "watch", "umi")
+SUBCOMMANDS = ("train", "manager", "worker", "launch", "eval", "bench", "fidelity", "watch", "umi", "compare")
 
 
 class Parser(argparse.ArgumentParser):
