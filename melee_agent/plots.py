@@ -22,24 +22,40 @@ PAPER_UNTOUCHED = 74.6  # Dilipkumar et al. 2017, real Melee against the level-9
 BLUE = "#3b7dd8"
 
 
+class Png:
+    """What :func:`png` drew: the PNG file's bytes, set when its ``with`` block ends."""
+
+    data: bytes = b""
+
+
 @contextmanager
-def figure(path: str | Path, size: tuple[float, float], title: str) -> Iterator[Any]:
-    """``with figure(path, size, title) as ax:`` draw on ``ax``; the PNG is written on exit."""
+def png(size: tuple[float, float], title: str) -> Iterator[tuple[Any, Png]]:
+    """``with png(size, title) as (ax, out):`` draw on ``ax``; ``out.data`` holds the PNG on exit (nothing
+    written: for a command that writes several files only once all of them are made)."""
     import matplotlib  # noqa: PLC0415 (heavy; only the commands that draw need it)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     fig, ax = plt.subplots(figsize=size, dpi=120)
+    out = Png()
     try:
-        yield ax
+        yield ax, out
         ax.set_title(title, fontsize=10)
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png")
+        out.data = buf.getvalue()
     finally:
         plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
+
+
+@contextmanager
+def figure(path: str | Path, size: tuple[float, float], title: str) -> Iterator[Any]:
+    """``with figure(path, size, title) as ax:`` draw on ``ax``; the PNG is written on exit."""
+    with png(size, title) as (ax, out):
+        yield ax
+    atomic_write_bytes(path, out.data)
 
 
 #: What a learning curve can plot: the key in each evaluation, and its axis label.

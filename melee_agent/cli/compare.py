@@ -3,36 +3,57 @@
 Prints the settings that differ between the runs, a row per run (train steps, every periodic check,
 the model kept, the final report; for fights the level-9 games, stocks and the most used KO move) and
 the mean of each group of runs sharing those settings. ``--json FILE`` writes the same document and
-``--plot FILE.png`` every run's checks on one plot, both atomically. A folder that is not a finished
-run (no ``eval.json``) is an error naming it; nothing is written then.
+``--plot FILE.png`` every run's checks on one plot. Both are made before either is written (each
+atomically); a folder that is not a finished run, or an output that cannot be written, is an error
+naming it.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from melee_agent import compare
-from melee_agent.files import atomic_write_json
+from melee_agent.files import atomic_write_bytes, atomic_write_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="training runs side by side: the settings that differ, every check, the reports")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders `melee-agent train` wrote (--run-dir)")
+    p.add_argument("--ignore", action="append", default=[], metavar="KEY",
+                   help="a setting not to tell runs apart by (section.key, or a section such as dolphin.); repeatable")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the comparison here")
-    p.add_argument("--plot", default=None, metavar="FILE", help="also draw every run's checks on one PNG")
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="also draw every run's checks on one PNG")
     p.set_defaults(func=run)
 
 
+def _writable(path: str, what: str) -> Path:
+    out = Path(path)
+    if out.is_dir():
+        raise ValueError(f"{what} {out}: a folder, not a file")
+    if not out.parent.is_dir():
+        raise ValueError(f"{what} {out}: no folder {out.parent} to write it in")
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.plot and Path(args.plot).suffix.lower() != ".png":
+        raise ValueError(f"--plot {args.plot}: the plot is a PNG; name it .png")
+    outputs = {"--json": args.json, "--plot": args.plot}
+    targets = {k: _writable(v, k) for k, v in outputs.items() if v}
     try:
-        doc = compare.summarize([compare.load_run(p) for p in args.runs])
+        doc = compare.summarize(compare.load_runs(args.runs), tuple(args.ignore))
     except compare.CompareError as e:
         raise ValueError(str(e)) from None
     print(compare.format_table(doc))
-    if args.json:
-        atomic_write_json(args.json, doc)
-        print(f"wrote {args.json}")
-    if args.plot:
-        compare.plot(doc, args.plot)
-        print(f"wrote {args.plot}")
+    image = compare.plot_png(doc) if args.plot else None
+    try:
+        if "--json" in targets:
+            atomic_write_json(targets["--json"], doc)
+            print(f"wrote {targets['--json']}")
+        if image is not None:
+            atomic_write_bytes(targets["--plot"], image)
+            print(f"wrote {targets['--plot']}")
+    except OSError as e:
+        raise ValueError(f"could not write {e.filename or 'an output'}: {e.strerror or e}") from None
     return 0
