@@ -93,8 +93,9 @@ def _check_report(path: Path, r: dict[str, Any]) -> None:
     for key in ("per_level", "level_9", "training"):
         if r.get(key) is not None and not isinstance(r[key], dict):
             raise CompareError(f"{bad} (its {key} is not an object)")
-    if not all(isinstance(v, dict) and _number(v.get(m)) for v in (r.get("per_level") or {}).values()):
-        raise CompareError(f"{bad} (a level of its per_level has no number for {m})")
+    if not all(str(lv).isdigit() and isinstance(v, dict) and _number(v.get(m))
+               for lv, v in (r.get("per_level") or {}).items()):
+        raise CompareError(f"{bad} (its per_level is not levels 1-9 each with a number for {m})")
     for part in (r, r.get("level_9") or {}):
         causes = part.get("ko_causes") or {}
         if not isinstance(causes, dict) or not all(isinstance(n, int) for n in causes.values()):

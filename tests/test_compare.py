@@ -107,7 +107,8 @@ def test_a_folder_that_is_not_a_finished_run_is_refused_by_name_and_nothing_is_w
         compare.load_run(going)
     report = json.loads((good / "eval.json").read_text())
     for damage, why in (({"curve": None}, "curve is not a list"), ({"curve": [1, 2]}, "curve is not a list"),
-                        ({"per_level": {"9": None}}, "per_level has no number"),
+                        ({"per_level": {"9": None}}, "per_level is not levels"),
+                        ({"per_level": {"nine": {"win_rate": 1.0}}}, "per_level is not levels"),
                         ({"level_9": {**report["level_9"], "ko_causes": None, "stocks_lost_per_game": "x"}},
                          "stocks or a win rate")):
         (going / "eval.json").write_text(json.dumps({**report, **damage}))
