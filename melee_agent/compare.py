@@ -22,6 +22,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from melee_agent.text_table import text_table
+
 
 class CompareError(ValueError):
     """A run folder that cannot be compared; the message names the folder and what is missing."""
@@ -48,12 +50,17 @@ class Run:
     @property
     def fights(self) -> bool:
         """Whether the run played whole games (win rates) rather than dodging episodes (untouched shares)."""
-        return "win_rate" in self.report
+        return self.metric == "win_rate"
 
     @property
     def metric(self) -> str:
         """The report's headline key: ``win_rate`` for fights, ``untouched_share`` for dodging."""
-        return "win_rate" if self.fights else "untouched_share"
+        return metric_of(self.report)
+
+
+def metric_of(report: dict[str, Any]) -> str:
+    """A report's headline key: ``win_rate`` where it played whole games, else ``untouched_share``."""
+    return "win_rate" if "win_rate" in report else "untouched_share"
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -82,7 +89,7 @@ def _number(x: Any) -> bool:
 
 def _check_report(path: Path, r: dict[str, Any]) -> None:
     """The shapes :func:`run_summary` reads, so a damaged eval.json is named rather than a traceback."""
-    m = "win_rate" if "win_rate" in r else "untouched_share"
+    m = metric_of(r)
     bad = f"{path / 'eval.json'}: not a training run's report"
     if "curve" not in r or m not in r:
         raise CompareError(f"{bad} (no curve, no win rate or untouched share)")
@@ -179,7 +186,7 @@ def run_summary(run: Run, keys: list[str]) -> dict[str, Any]:
         "kept": r.get("kept"), "model_version": r.get("model_version"),
         "final": r.get(m), "final_worst_level": r.get(f"{m}_worst_level"),
         # The levels the final report did worst at ([] where every level scored the same, or none were played).
-        "final_worst_levels": sorted((int(lv) for lv, v in shares.items() if v == low), key=int)
+        "final_worst_levels": sorted(int(lv) for lv, v in shares.items() if v == low)
         if len(set(shares.values())) > 1 else [],
     }
     if run.fights:
@@ -238,11 +245,6 @@ def _settings_text(settings: dict[str, Any]) -> str:
         or "(the same config)"
 
 
-def _table(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-
-
 def _steps_text(r: dict[str, Any]) -> str:
     if r["train_steps"] is None:
         return "-" if r["model_step"] is None else f"- (kept model's: {r['model_step']:,})"
@@ -280,7 +282,7 @@ def format_table(doc: dict[str, Any]) -> str:
                     "-" if not st else f"{st['taken']:.2f}-{st['lost']:.2f} = {st['net']:+.2f}",
                     "-" if not top else f"{top['move']} {_pct(top['share'], 1)}"]
         rows.append(row)
-    lines.append(_table(rows))
+    lines.append(text_table(rows))
     if len(doc["groups"]) < len(doc["runs"]):
         ghead = ["group", "runs", "mean train steps", "mean final", "mean worst level"]
         if fights:
@@ -296,7 +298,7 @@ def format_table(doc: dict[str, Any]) -> str:
                         _mean_text(g["stocks_net_level_9"], lambda v: f"{v:+.2f}", n),
                         _mean_text(g["top_ko_share"], lambda v: _pct(v, 1), n)]
             grows.append(row)
-        lines += ["", _table(grows)]
+        lines += ["", text_table(grows)]
     return "\n".join(lines)
 
 

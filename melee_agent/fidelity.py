@@ -41,6 +41,7 @@ from melee.enums import Action, Character
 from melee_agent.arena import gamedata as gd
 from melee_agent.arena import knockback as kb
 from melee_agent.slp import ReplayError, read_kept
+from melee_agent.text_table import text_table
 
 FIGHTERS = (Character.FOX, Character.MARTH)
 DAMAGE_TOLERANCE = 1e-3  # percent is a float32 in the game: "exact" up to its rounding
@@ -569,8 +570,7 @@ def format_table(hits: list[HitRecord]) -> str:
     s = summarize(hits)
     rows.append(("all", "", str(s.hits), _pct(s.damage_exact), f"{_pct(s.hitstun_within_1)} of {s.hitstun_hits}",
                  f"{_pct(s.launch_within_5pct)} of {s.launch_hits}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return text_table(rows)
 
 
 def _clean(v: Any) -> Any:
