@@ -53,6 +53,13 @@ class LearnerConfig:
     target_sync: int = 10_000
     metrics_every: int = 100
     huber_delta: float = 1.0
+    # The network's width (melee_agent/model.py): the shared layer's units and each stream's hidden units.
+    shared: int = 128
+    stream: int = 512
+    # Each row's reward is multiplied by this in the TD target (y = scale * r + discount * Q'). Adam is
+    # nearly blind to a loss's scale, so what it changes is where TD errors meet the Huber loss's
+    # huber_delta: 0.1 keeps a fight's stock rewards (1 per stock) inside its quadratic part.
+    reward_scale: float = 1.0
     # On CUDA: capture the whole train step once as a CUDA graph and replay it (no effect on CPU).
     cuda_graph: bool = True
 

@@ -4,7 +4,7 @@ For a sampled row ``(s, a, r, d, s')`` where ``d`` is the discount column (``gam
 k-step return, 0 at a terminal state)::
 
     a*   = argmax_a' Q_online(s', a')
-    y    = r + d * Q_target(s', a*)
+    y    = c * r + d * Q_target(s', a*)          # c: reward_scale, 1 by default
     loss = mean_i  w_i * huber(Q_online(s, a) - y)
 
 Adam, gradient-norm clipping, the target network copied from the online one every
@@ -109,6 +109,7 @@ class Learner:
         target_sync: int = 10_000,
         metrics_every: int = 100,
         huber_delta: float = 1.0,
+        reward_scale: float = 1.0,
         model: DuelingDQN | None = None,
         beta_steps: int = 0,
         cuda_graph: bool = True,
@@ -125,6 +126,9 @@ class Learner:
         self.target_sync = target_sync
         self.metrics_every = metrics_every
         self.huber_delta = huber_delta
+        if not reward_scale > 0:
+            raise ValueError(f"reward_scale must be > 0, got {reward_scale}")
+        self.reward_scale = float(reward_scale)
         self.online = (model or DuelingDQN(STATE_DIM, num_actions)).to(self.device)
         self.target = copy.deepcopy(self.online).requires_grad_(False)
         #: the step is captured as a CUDA graph (on CUDA, when asked; never on the CPU)
@@ -140,9 +144,15 @@ class Learner:
     @classmethod
     def from_config(cls, replay: Replay, num_actions: int, device: str | torch.device, cfg: LearnerConfig,
                     model: DuelingDQN | None = None, beta_steps: int = 0) -> "Learner":
+        """A learner with ``cfg``'s settings; its network ``cfg.shared`` / ``cfg.stream`` wide unless ``model``."""
+        if model is None:
+            if cfg.shared < 1 or cfg.stream < 1:
+                raise ValueError(f"learner.shared and learner.stream must be >= 1, got {cfg.shared} and {cfg.stream}")
+            model = DuelingDQN(STATE_DIM, num_actions, shared=cfg.shared, stream=cfg.stream)
         return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
                    grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,
-                   huber_delta=cfg.huber_delta, model=model, beta_steps=beta_steps, cuda_graph=cfg.cuda_graph)
+                   huber_delta=cfg.huber_delta, reward_scale=cfg.reward_scale, model=model, beta_steps=beta_steps,
+                   cuda_graph=cfg.cuda_graph)
 
     def beta_at(self, step: int) -> float:
         """The prioritized replay's importance exponent for train step ``step`` (annealed)."""
@@ -173,7 +183,7 @@ class Learner:
         q = self.online(batch.obs).gather(1, batch.action.unsqueeze(1)).squeeze(1)
         with torch.no_grad():
             best = self.online(batch.next_obs).argmax(dim=1, keepdim=True)
-            y = batch.reward + batch.discount * self.target(batch.next_obs).gather(1, best).squeeze(1)
+            y = self.reward_scale * batch.reward + batch.discount * self.target(batch.next_obs).gather(1, best).squeeze(1)
         td = q - y
         loss = (batch.weight * F.huber_loss(q, y, reduction="none", delta=self.huber_delta)).mean()
 

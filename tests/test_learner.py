@@ -112,3 +112,35 @@ def test_replay_and_learner_on_different_devices_is_a_clear_error():
     replay = DeviceReplay(capacity=10, block_size=5)
     with pytest.raises(ValueError, match="replay is on cpu but the learner on meta"):
         Learner(replay, num_actions=5, device="meta")
+
+
+@pytest.mark.slow
+def test_reward_scale_scales_the_learned_q():
+    """With every reward multiplied by c the optimal Q is c times the chain's Q*."""
+    torch.manual_seed(0)
+    rows, q_star = chain_mdp_rows()
+    replay = DeviceReplay(capacity=600, block_size=60, seed=0)
+    replay.add(np.tile(rows, (100, 1)))
+    learner = Learner(replay, num_actions=2, batch_size=32, lr=1e-3, target_sync=50, metrics_every=100,
+                      reward_scale=3.0)
+    for _ in range(1500):
+        learner.step()
+    q = learner.online(torch.eye(27)[:3]).detach().numpy()
+    np.testing.assert_allclose(q, 3.0 * q_star, atol=0.15)
+
+
+def test_from_config_builds_the_configured_width_and_refuses_bad_settings():
+    from melee_agent.config import LearnerConfig
+    from melee_agent.model import model_from_bytes, model_to_bytes
+
+    replay = DeviceReplay(capacity=100, block_size=10)
+    learner = Learner.from_config(replay, 46, "cpu", LearnerConfig(shared=64, stream=256))
+    assert learner.online.sizes() == {"state_dim": 27, "num_actions": 46, "shared": 64, "stream": 256}
+    assert learner.target.sizes() == learner.online.sizes()
+    # The model file carries the width, so workers and eval rebuild the same network.
+    data = model_to_bytes(learner.online, version=1, train_step=0, action_set="fight")
+    assert model_from_bytes(data)[0].sizes()["stream"] == 256
+    with pytest.raises(ValueError, match="reward_scale"):
+        Learner.from_config(replay, 5, "cpu", LearnerConfig(reward_scale=0.0))
+    with pytest.raises(ValueError, match="learner.shared"):
+        Learner.from_config(replay, 5, "cpu", LearnerConfig(stream=0))
