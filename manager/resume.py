@@ -50,12 +50,14 @@ def resume(run_dir: Path, action_set: str, device: torch.device, learner: Learne
     ckpt = None
     if found is not None:
         path, ckpt = found
+        _check_width(_stored_sizes(ckpt.learner_state["online"]), learner, f"checkpoint {path.name}")
         learner.load_state_dict(ckpt.learner_state)
         ledger.restore(ckpt.ledger)
         rows_ingested, checkpointed, source = ckpt.rows_ingested, ckpt.model_version, path.name
         how = f"checkpoint {path.name}"
     elif models:
         m = models[0]
+        _check_width(m.model.sizes(), learner, f"published model {m.path.name}")
         learner.online.load_state_dict(m.model.state_dict())
         learner.sync_target()
         learner.train_steps = m.train_step
@@ -70,3 +72,19 @@ def resume(run_dir: Path, action_set: str, device: torch.device, learner: Learne
     log.info("resumed from %s: step %d; the next model is v%d (v%d was the last published)", how,
              learner.train_steps, version, published)
     return Resumed(version, rows_ingested, source, ckpt)
+
+
+def _stored_sizes(online: dict[str, torch.Tensor]) -> dict[str, int]:
+    """A stored network's sizes (as ``DuelingDQN.sizes()``) from its weights' shapes."""
+    shared, state_dim = online["shared.0.weight"].shape
+    num_actions, stream = online["advantage.2.weight"].shape
+    return {"state_dim": int(state_dim), "num_actions": int(num_actions), "shared": int(shared), "stream": int(stream)}
+
+
+def _check_width(stored: dict[str, int], learner: Learner, what: str) -> None:
+    """A clear error where the run's stored network and the one this config builds differ in shape."""
+    have = learner.online.sizes()
+    if stored != have:
+        diff = ", ".join(f"{k} {stored.get(k)} (the config: {have[k]})" for k in have if stored.get(k) != have[k])
+        raise ValueError(f"--resume: {what} holds a network of another shape: {diff}; resume with the run's own "
+                         "settings (its config.json: learner.shared, learner.stream, env.action_set)")

@@ -310,6 +310,11 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
         _apply(cfg, section, key.strip(), _parse_value(text.strip()), f"--set {item}")
     if cfg.train.eval_envs < 1:
         raise ConfigError(f"train.eval_envs must be at least 1, got {cfg.train.eval_envs}")
+    for key in ("shared", "stream"):
+        if getattr(cfg.learner, key) < 1:
+            raise ConfigError(f"learner.{key} (the network's width) must be at least 1, got {getattr(cfg.learner, key)}")
+    if not cfg.learner.reward_scale > 0:
+        raise ConfigError(f"learner.reward_scale must be positive, got {cfg.learner.reward_scale}")
     weights, levels = cfg.env.level_weights, cfg.env.cpu_levels
     if weights and len(weights) != len(levels):
         # Caught here, not in a worker that would die on it: `--set env.cpu_levels=[9]` on a weighted config.

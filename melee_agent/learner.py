@@ -76,7 +76,7 @@ def _same_device(a: torch.device, b: torch.device) -> bool:
 
 
 class Learner:
-    """Double DQN on the replay's device: ``y = r + d * Q_target(s', argmax_a' Q_online(s', a'))``.
+    """Double DQN on the replay's device: ``y = c * r + d * Q_target(s', argmax_a' Q_online(s', a'))`` (``c``: ``reward_scale``).
 
     ``d`` is the row's discount column, so 1-step and n-step rows train unchanged. ``step()``
     samples ``batch_size`` rows, takes one Adam step on the weighted Huber loss with the
@@ -146,8 +146,6 @@ class Learner:
                     model: DuelingDQN | None = None, beta_steps: int = 0) -> "Learner":
         """A learner with ``cfg``'s settings; its network ``cfg.shared`` / ``cfg.stream`` wide unless ``model``."""
         if model is None:
-            if cfg.shared < 1 or cfg.stream < 1:
-                raise ValueError(f"learner.shared and learner.stream must be >= 1, got {cfg.shared} and {cfg.stream}")
             model = DuelingDQN(STATE_DIM, num_actions, shared=cfg.shared, stream=cfg.stream)
         return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
                    grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,

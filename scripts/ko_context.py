@@ -16,7 +16,10 @@ further back. It plays ``--games`` whole games side by side (op by op, following
   the frame before, and whether he was above Fox, level with him or below (more than 8 units apart);
 * the share of each of the policy's decisions (its macros).
 
-Every game that starts is played to its end, so a few more than ``--games`` may be counted.
+Exactly ``--games`` games are counted: each environment's first game, to its end (the next game an
+environment starts while others play on is not counted). ``arena_totals`` is the arena's own account of
+the same games (damage dealt and stocks taken, from each decision's ``info``), which the hit and KO
+counts must agree with.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ class Counts:
         self.ko_context: collections.Counter[tuple[str, str, str]] = collections.Counter()
         self.last_hit: list[tuple[str, str, str] | None] = [None] * num_envs
         self.prev: EnvState | None = None
+        #: environments still playing the game that is counted (their first)
+        self.counting = torch.ones(num_envs, dtype=torch.bool)
 
     def on_frame(self, s: EnvState) -> None:
         p = self.prev
@@ -55,7 +60,7 @@ class Counts:
         if p is None or s.fight is None:
             return
         pct, stock = s.players.percent[:, CPU], s.players.stock[:, CPU]
-        hit = (pct > p.players.percent[:, CPU] + 1e-3) & (stock == p.players.stock[:, CPU])
+        hit = (pct > p.players.percent[:, CPU] + 1e-3) & (stock == p.players.stock[:, CPU]) & self.counting
         for i in hit.nonzero().view(-1).tolist():
             move = _name(s.fight.ko_credit[i, CPU])
             dy = float(p.players.position_y[i, CPU] - p.players.position_y[i, AGENT])
@@ -63,11 +68,13 @@ class Counts:
             self.hits[move] += 1
             self.damage[move] += float(pct[i] - p.players.percent[i, CPU])
             self.last_hit[i] = (move, "ground" if p.players.on_ground[i, CPU] > 0 else "air", where)
-        for i in (stock < p.players.stock[:, CPU]).nonzero().view(-1).tolist():
+        for i in ((stock < p.players.stock[:, CPU]) & self.counting).nonzero().view(-1).tolist():
             cause = s.fight.ko_cause[i, CPU]
             self.kos["self_destruct" if cause < 0 else _name(cause)] += 1
-            if cause >= 0 and self.last_hit[i] is not None:
-                self.ko_context[self.last_hit[i]] += 1
+            if cause >= 0:
+                seen = self.last_hit[i]
+                # The credited move's last hit, as seen; a hit this hook did not see is named as such.
+                self.ko_context[seen if seen is not None and seen[0] == _name(cause) else (_name(cause), "?", "?")] += 1
             self.last_hit[i] = None
 
 
@@ -75,24 +82,29 @@ def _name(attack_id: torch.Tensor) -> str:
     return str(ATTACK_NAMES.get(int(attack_id), int(attack_id)))
 
 
-def play(policy: str, cpu_level: int, games: int, seed: int, clock_frames: int | None = None) -> dict:
+def play(policy: str, cpu_level: int, games: int, seed: int, clock_frames: int | None = None,
+         delay_frames: int = 0) -> dict:
     """Play ``games`` games side by side to their ends and count (``clock_frames``: a shorter clock, for tests)."""
-    env = Arena(games, cpu_level=cpu_level, seed=seed, game="fight", max_frames=clock_frames)
-    act = make_policy(policy, env.action_set, seed=seed)
+    env = Arena(games, cpu_level=cpu_level, seed=seed, game="fight", max_frames=clock_frames, delay_frames=delay_frames)
+    act = make_policy(policy, env.action_set, seed=seed, delay_frames=delay_frames)
     counts = Counts(games)
     env.on_frame = counts.on_frame
     names = get_action_set(env.action_set).names
     decisions: collections.Counter[str] = collections.Counter()
+    dealt, taken = 0.0, 0
     obs = env.reset()
-    finished = 0
-    while finished < games:
+    while bool(counts.counting.any()):
         actions = act(obs)
-        decisions.update(names[a] for a in actions.tolist())
-        obs, _, done, _ = env.step(actions)
-        finished += int(done.sum())
+        counting = counts.counting.clone()
+        decisions.update(names[a] for a in actions[counting].tolist())
+        obs, _, done, info = env.step(actions)
+        dealt += float(info.damage_dealt[counting].sum())
+        taken += int(info.stocks_taken[counting].sum())
+        counts.counting &= ~done.cpu()
     total = sum(decisions.values())
     share = lambda c: {k: round(v / max(1, sum(c.values())), 4) for k, v in c.most_common()}  # noqa: E731
-    return {"policy": policy, "cpu_level": cpu_level, "games": finished, "seed": seed,
+    return {"policy": policy, "cpu_level": cpu_level, "games": games, "seed": seed, "delay_frames": delay_frames,
+            "arena_totals": {"damage_dealt": round(dealt, 1), "stocks_taken": taken},
             "hits": dict(counts.hits.most_common()), "hit_share": share(counts.hits),
             "damage": {k: round(v, 1) for k, v in counts.damage.most_common()}, "kos": dict(counts.kos.most_common()),
             "ko_context": [{"move": m, "marth": g, "marth_vs_fox": w, "kos": n}
@@ -121,11 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu-level", type=int, default=9)
     ap.add_argument("--games", type=int, default=30)
     ap.add_argument("--seed", type=int, default=4242)
+    ap.add_argument("--delay-frames", type=int, default=0, help="input delay (a fight-d18 model plays at 18)")
     ap.add_argument("--json", help="also write the counts here")
     args = ap.parse_args(argv)
     if not 1 <= args.cpu_level <= 9 or args.games < 1:
         ap.error("--cpu-level must be 1-9 and --games >= 1")
-    r = play(args.policy, args.cpu_level, args.games, args.seed)
+    r = play(args.policy, args.cpu_level, args.games, args.seed, delay_frames=args.delay_frames)
     print(report(r))
     if args.json:
         atomic_write_json(args.json, r)

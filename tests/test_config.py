@@ -49,6 +49,15 @@ def test_an_evaluation_needs_at_least_one_environment():
         load_config("default", ["train.eval_envs=0"])
 
 
+def test_the_network_width_and_reward_scale_are_checked_when_the_config_loads():
+    cfg = load_config("fight", ["learner.shared=64", "learner.stream=256", "learner.reward_scale=0.1"])
+    assert (cfg.learner.shared, cfg.learner.stream, cfg.learner.reward_scale) == (64, 256, 0.1)
+    with pytest.raises(ConfigError, match="learner.stream .the network's width. must be at least 1, got 0"):
+        load_config("fight", ["learner.stream=0"])
+    with pytest.raises(ConfigError, match="learner.reward_scale must be positive, got -1"):
+        load_config("fight", ["learner.reward_scale=-1"])
+
+
 def test_the_delayed_fight_config_is_the_fight_config_with_18_frames_of_delay_and_macros_as_long():
     fight, d18 = load_config("fight"), load_config("fight-d18")
     assert d18.env.delay_frames == 18 and fight.env.delay_frames == 0

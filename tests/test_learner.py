@@ -142,5 +142,3 @@ def test_from_config_builds_the_configured_width_and_refuses_bad_settings():
     assert model_from_bytes(data)[0].sizes()["stream"] == 256
     with pytest.raises(ValueError, match="reward_scale"):
         Learner.from_config(replay, 5, "cpu", LearnerConfig(reward_scale=0.0))
-    with pytest.raises(ValueError, match="learner.shared"):
-        Learner.from_config(replay, 5, "cpu", LearnerConfig(stream=0))

@@ -23,6 +23,15 @@ def test_resume_without_checkpoint_fails_clearly(tmp_path):
         Trainer(load_config("small"), tmp_path, resume=True)
 
 
+def test_resume_with_another_network_width_names_it(tmp_path):
+    from melee_agent.manager.trainer import Trainer
+
+    Trainer(load_config("small"), tmp_path)  # publishes v0 at the config's width
+    with pytest.raises(ValueError, match=r"published model .*another shape: stream 512 \(the config: 256\)"):
+        Trainer(load_config("small", ["learner.stream=256"]), tmp_path, resume=True)
+    assert Trainer(load_config("small"), tmp_path, resume=True).resumed_from.startswith("model")
+
+
 def test_resume_of_an_empty_folder_says_there_is_nothing_to_resume(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "manager", "--config", "small", "--resume",
                            "--run-dir", str(tmp_path / "none")], capture_output=True, text=True, timeout=120)

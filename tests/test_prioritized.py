@@ -127,6 +127,10 @@ def test_worker_priorities_equal_a_hand_computation():
     #   |0.1 + 0.5 (0.7 + 2) - (0.2 - 1)| = 2.25;  |0 + 0 - (0 + 2)| = 2;  |1/60 + 0.970299 (2.5) - (0.5 - 2)|
     by_hand = [2.25, 2.0, 1 / 60 + 0.970299 * 2.5 + 1.5]
     torch.testing.assert_close(td_priorities(_known_model(), rows), torch.tensor(by_hand), rtol=1e-5, atol=1e-6)
+    # With the learner's reward_scale c the reward counts c times: |10 * 0.1 + 0.5 (2.7) + 0.8| = 3.15.
+    scaled = td_priorities(_known_model(), rows, reward_scale=10.0)
+    torch.testing.assert_close(scaled[0], torch.tensor(3.15), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(scaled[1], torch.tensor(2.0))
 
 
 def test_a_worker_sends_its_priorities_with_each_batch(tmp_path):

@@ -6,7 +6,7 @@ has to look at a new row to place it in the prioritized replay. For a row ``(s, 
 target (the learner's double-DQN form with ``target = online``)::
 
     a*       = argmax_a' Q(s', a')
-    priority = | r + d * Q(s', a*) - Q(s, a) |
+    priority = | c * r + d * Q(s', a*) - Q(s, a) |     # c: the learner's reward_scale, 1 by default
 
 One forward pass over ``[s; s']`` (``2n`` states) per batch of rows.
 
@@ -29,13 +29,15 @@ from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD
 
 
 @torch.inference_mode()
-def td_priorities(model: DuelingDQN, rows: torch.Tensor) -> torch.Tensor:
-    """``[n]`` float32 absolute TD errors of ``rows`` ``[n, 57]`` under ``model`` (on the rows' device)."""
+def td_priorities(model: DuelingDQN, rows: torch.Tensor, reward_scale: float = 1.0) -> torch.Tensor:
+    """``[n]`` float32 absolute TD errors of ``rows`` ``[n, 57]`` under ``model`` (on the rows' device), the
+    reward scaled as the learner scales it (``learner.reward_scale``), so that a row's first priority and the
+    ones the learner writes back measure the same error."""
     n = rows.shape[0]
     if n == 0:
         return torch.zeros(0, dtype=torch.float32, device=rows.device)
     q = model(torch.cat((rows[:, OBS], rows[:, NEXT_OBS])))
     q_s, q_next = q[:n], q[n:]
-    y = rows[:, REWARD] + rows[:, DISCOUNT] * q_next.max(dim=1).values  # Q(s', argmax Q(s')) with target = online
+    y = reward_scale * rows[:, REWARD] + rows[:, DISCOUNT] * q_next.max(dim=1).values  # Q(s', argmax Q(s')) with target = online
     taken = q_s.gather(1, rows[:, ACTION].long().unsqueeze(1)).squeeze(1)
     return (y - taken).abs().float()

@@ -140,7 +140,7 @@ class Worker:
         """Spool the rows as batches (numbered in order), then send what the manager will take now."""
         arr = rows.detach().to("cpu").numpy()
         # One forward pass for the whole segment's rows (Ape-X: actors rank their own experience).
-        priority = td_priorities(self.model, rows).cpu().numpy() if self.send_priorities else None
+        priority = td_priorities(self.model, rows, self.cfg.learner.reward_scale).cpu().numpy() if self.send_priorities else None
         step = self.cfg.worker.upload_rows
         for start in range(0, arr.shape[0], step):
             last = start + step >= arr.shape[0]
