@@ -4,7 +4,9 @@
 Usage::
 
     python scripts/ko_context.py --policy runs/fight-<time>/model.safetensors [--cpu-level 9] [--games 30]
-                                 [--seed 4242] [--json FILE]
+                                 [--seed 4242] [--delay-frames 0 --action-set fight] [--json FILE]
+
+A ``fight-d18`` model plays with ``--delay-frames 18 --action-set fight:18``.
 
 The evaluation report counts KOs by the move credited with them (``ko_causes``); this looks one step
 further back. It plays ``--games`` whole games side by side (op by op, following every frame through
@@ -83,9 +85,10 @@ def _name(attack_id: torch.Tensor) -> str:
 
 
 def play(policy: str, cpu_level: int, games: int, seed: int, clock_frames: int | None = None,
-         delay_frames: int = 0) -> dict:
+         delay_frames: int = 0, action_set: str = "fight") -> dict:
     """Play ``games`` games side by side to their ends and count (``clock_frames``: a shorter clock, for tests)."""
-    env = Arena(games, cpu_level=cpu_level, seed=seed, game="fight", max_frames=clock_frames, delay_frames=delay_frames)
+    env = Arena(games, cpu_level=cpu_level, seed=seed, game="fight", max_frames=clock_frames, delay_frames=delay_frames,
+                action_set=action_set)
     act = make_policy(policy, env.action_set, seed=seed, delay_frames=delay_frames)
     counts = Counts(games)
     env.on_frame = counts.on_frame
@@ -134,11 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=30)
     ap.add_argument("--seed", type=int, default=4242)
     ap.add_argument("--delay-frames", type=int, default=0, help="input delay (a fight-d18 model plays at 18)")
+    ap.add_argument("--action-set", default="fight", help="the model's action set (fight-d18: fight:18)")
     ap.add_argument("--json", help="also write the counts here")
     args = ap.parse_args(argv)
     if not 1 <= args.cpu_level <= 9 or args.games < 1:
         ap.error("--cpu-level must be 1-9 and --games >= 1")
-    r = play(args.policy, args.cpu_level, args.games, args.seed, delay_frames=args.delay_frames)
+    r = play(args.policy, args.cpu_level, args.games, args.seed, delay_frames=args.delay_frames,
+             action_set=args.action_set)
     print(report(r))
     if args.json:
         atomic_write_json(args.json, r)
