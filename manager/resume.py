@@ -19,6 +19,7 @@ from melee_agent.manager.checkpoint_state import TrainerCheckpoint, load_newest
 from melee_agent.manager.checkpoints import list_checkpoints
 from melee_agent.manager.ledger import UploadLedger
 from melee_agent.manager.published import stored_models
+from melee_agent.model import sizes_of_weights
 
 log = logging.getLogger("melee_agent.manager")
 
@@ -50,7 +51,7 @@ def resume(run_dir: Path, action_set: str, device: torch.device, learner: Learne
     ckpt = None
     if found is not None:
         path, ckpt = found
-        _check_width(_stored_sizes(ckpt.learner_state["online"]), learner, f"checkpoint {path.name}")
+        _check_width(sizes_of_weights(ckpt.learner_state["online"]), learner, f"checkpoint {path.name}")
         learner.load_state_dict(ckpt.learner_state)
         ledger.restore(ckpt.ledger)
         rows_ingested, checkpointed, source = ckpt.rows_ingested, ckpt.model_version, path.name
@@ -72,13 +73,6 @@ def resume(run_dir: Path, action_set: str, device: torch.device, learner: Learne
     log.info("resumed from %s: step %d; the next model is v%d (v%d was the last published)", how,
              learner.train_steps, version, published)
     return Resumed(version, rows_ingested, source, ckpt)
-
-
-def _stored_sizes(online: dict[str, torch.Tensor]) -> dict[str, int]:
-    """A stored network's sizes (as ``DuelingDQN.sizes()``) from its weights' shapes."""
-    shared, state_dim = online["shared.0.weight"].shape
-    num_actions, stream = online["advantage.2.weight"].shape
-    return {"state_dim": int(state_dim), "num_actions": int(num_actions), "shared": int(shared), "stream": int(stream)}
 
 
 def _check_width(stored: dict[str, int], learner: Learner, what: str) -> None:

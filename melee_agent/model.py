@@ -52,6 +52,17 @@ class DuelingDQN(nn.Module):
                 "shared": self.shared_size, "stream": self.stream_size}
 
 
+def sizes_of_weights(weights: dict[str, torch.Tensor]) -> dict[str, int]:
+    """The :meth:`DuelingDQN.sizes` of the network whose ``state_dict`` is ``weights``, read from their shapes.
+
+    >>> sizes_of_weights(DuelingDQN(num_actions=5, shared=64).state_dict())
+    {'state_dim': 27, 'num_actions': 5, 'shared': 64, 'stream': 512}
+    """
+    shared, state_dim = weights["shared.0.weight"].shape
+    num_actions, stream = weights["advantage.2.weight"].shape
+    return {"state_dim": int(state_dim), "num_actions": int(num_actions), "shared": int(shared), "stream": int(stream)}
+
+
 def model_to_bytes(
     model: DuelingDQN,
     *,

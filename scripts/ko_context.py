@@ -104,7 +104,6 @@ def play(policy: str, cpu_level: int, games: int, seed: int, clock_frames: int |
         dealt += float(info.damage_dealt[counting].sum())
         taken += int(info.stocks_taken[counting].sum())
         counts.counting &= ~done.cpu()
-    total = sum(decisions.values())
     share = lambda c: {k: round(v / max(1, sum(c.values())), 4) for k, v in c.most_common()}  # noqa: E731
     return {"policy": policy, "cpu_level": cpu_level, "games": games, "seed": seed, "delay_frames": delay_frames,
             "arena_totals": {"damage_dealt": round(dealt, 1), "stocks_taken": taken},
@@ -112,7 +111,7 @@ def play(policy: str, cpu_level: int, games: int, seed: int, clock_frames: int |
             "damage": {k: round(v, 1) for k, v in counts.damage.most_common()}, "kos": dict(counts.kos.most_common()),
             "ko_context": [{"move": m, "marth": g, "marth_vs_fox": w, "kos": n}
                            for (m, g, w), n in counts.ko_context.most_common()],
-            "decisions": {k: round(v / total, 4) for k, v in decisions.most_common()}}
+            "decisions": share(decisions)}
 
 
 def report(r: dict) -> str:

@@ -28,18 +28,24 @@ def chain_mdp_rows(gamma: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(rows).astype(np.float32), q_star
 
 
+def chain_q_after_training(replay_cls: type, reward_scale: float = 1.0) -> np.ndarray:
+    """The learned Q of the chain's three states after 1,500 steps on its rows."""
+    torch.manual_seed(0)
+    rows, _ = chain_mdp_rows()
+    replay = replay_cls(capacity=600, block_size=60, seed=0)
+    replay.add(np.tile(rows, (100, 1)))
+    learner = Learner(replay, num_actions=2, batch_size=32, lr=1e-3, target_sync=50, metrics_every=100,
+                      reward_scale=reward_scale)
+    for _ in range(1500):
+        learner.step()
+    return learner.online(torch.eye(27)[:3]).detach().numpy()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("replay_cls", [DeviceReplay, PrioritizedDeviceReplay])
 def test_learner_converges_to_known_optimal_q(replay_cls):
-    torch.manual_seed(0)
-    rows, q_star = chain_mdp_rows()
-    replay = replay_cls(capacity=600, block_size=60, seed=0)
-    replay.add(np.tile(rows, (100, 1)))
-    learner = Learner(replay, num_actions=2, batch_size=32, lr=1e-3, target_sync=50, metrics_every=100)
-    for _ in range(1500):
-        learner.step()
-    obs = torch.eye(27)[:3]
-    q = learner.online(obs).detach().numpy()
+    _, q_star = chain_mdp_rows()
+    q = chain_q_after_training(replay_cls)
     np.testing.assert_allclose(q, q_star, atol=0.05)
     assert (q.argmax(1) == 1).all()
 
@@ -117,15 +123,8 @@ def test_replay_and_learner_on_different_devices_is_a_clear_error():
 @pytest.mark.slow
 def test_reward_scale_scales_the_learned_q():
     """With every reward multiplied by c the optimal Q is c times the chain's Q*."""
-    torch.manual_seed(0)
-    rows, q_star = chain_mdp_rows()
-    replay = DeviceReplay(capacity=600, block_size=60, seed=0)
-    replay.add(np.tile(rows, (100, 1)))
-    learner = Learner(replay, num_actions=2, batch_size=32, lr=1e-3, target_sync=50, metrics_every=100,
-                      reward_scale=3.0)
-    for _ in range(1500):
-        learner.step()
-    q = learner.online(torch.eye(27)[:3]).detach().numpy()
+    _, q_star = chain_mdp_rows()
+    q = chain_q_after_training(DeviceReplay, reward_scale=3.0)
     np.testing.assert_allclose(q, 3.0 * q_star, atol=0.15)
 
 
