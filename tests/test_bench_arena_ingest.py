@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _bench(kind: str, out: Path, *extra: str) -> subprocess.CompletedProcess:
+def _bench(kind: str, out: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "bench", kind, "--quick", "--json", str(out),
                            *extra],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
 
 
 @pytest.mark.slow
@@ -38,9 +39,11 @@ def test_bench_arena_quick(tmp_path):
 
 @pytest.mark.slow
 def test_bench_ingest_quick(tmp_path):
-    out = tmp_path / "ingest.json"
-    proc = _bench("ingest", out)
+    out, temp = tmp_path / "ingest.json", tmp_path / "temp"
+    temp.mkdir()
+    proc = _bench("ingest", out, env={**os.environ, "TMPDIR": str(temp)})
     assert proc.returncode == 0, proc.stderr
+    assert not list(temp.glob("bench-ingest-*"))  # its scratch manager run is removed
     r = json.loads(out.read_text())
     assert r["rows_accepted"] > 0 and r["rows_accepted"] == r["server_rows_accepted"]
     assert r["rows_per_s"] > 0 and r["rss_mib_end"] > 0

@@ -1,11 +1,13 @@
-"""`bench learn`'s parts: the arena as SB3's VecEnv, and reading minutes-to-target off a curve."""
+"""`bench learn`'s parts: the arena as SB3's VecEnv, SB3's side of the race, and reading minutes-to-target off a curve."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from melee_agent.cli.bench_learn import Sb3ArenaVecEnv, first_at_target
+from melee_agent.cli.bench_learn import Sb3ArenaVecEnv, first_at_target, quiet_dqn, race_sb3
 
 
 def test_first_at_target_reads_the_worst_level() -> None:
@@ -16,9 +18,9 @@ def test_first_at_target_reads_the_worst_level() -> None:
 
 
 @pytest.mark.slow
-def test_the_arena_as_an_sb3_vecenv_reports_ends_as_sb3_expects() -> None:
+def test_the_arena_as_an_sb3_vecenv_reports_ends_as_sb3_expects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("stable_baselines3", reason="stable-baselines3 is in the test extra: pip install -e .[test]")
-    from stable_baselines3 import DQN
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))  # where SB3's own logger would make its folder
 
     venv = Sb3ArenaVecEnv(4, seed=0, cpu_level=9).env
     obs = venv.reset()
@@ -32,9 +34,23 @@ def test_the_arena_as_an_sb3_vecenv_reports_ends_as_sb3_expects() -> None:
             assert infos[i]["terminal_observation"].shape == (27,)
             assert not np.array_equal(infos[i]["terminal_observation"], obs[i])  # obs is the next episode's
     assert ended > 0
-    model = DQN("MlpPolicy", venv, learning_starts=100, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
+    model = quiet_dqn(venv, learning_starts=100, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
     model.learn(total_timesteps=400)
     assert model.num_timesteps >= 400
+    assert not (tmp_path / "sb3").exists()  # SB3's own logger, which leaves an empty folder, never set up
+
+
+@pytest.mark.slow
+def test_race_sb3_trains_checks_and_scores_its_last_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("stable_baselines3", reason="stable-baselines3 is in the test extra: pip install -e .[test]")
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
+    r = race_sb3(minutes=0.02, eval_every=0.01, envs=4, final_episodes=1, seed=0, check_episodes=1)
+    assert r["steps"] > 0 and r["total_timesteps_planned"] >= 1_000
+    assert 1 <= len(r["curve"]) <= 2  # a check every 0.6 s of training over 1.2 s (a slow step may skip one)
+    assert r["curve"][-1]["minutes"] >= 0.02  # the last at the end of training, its check's time not counted
+    assert set(r["final_per_level"]) == {str(lv) for lv in range(1, 10)}
+    assert all(0.0 <= v <= 1.0 for v in r["final_per_level"].values())
+    assert not (tmp_path / "sb3").exists()
 
 
 def test_sb3_budget_and_speedup_read_every_run() -> None:

@@ -342,7 +342,7 @@ def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):
     # the 8:00 clock would. The episode is the game's, terminal, and the agent lost it.
     states = read_gamestates(replay_path("libmelee_test_game_1.slp"))
     exe, iso = _standin(tmp_path, "libmelee_test_game_1.slp")
-    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(iso), timeout_s=5, menu_timeout_s=20)
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(iso), timeout_s=5, menu_timeout_s=60)
     env = DolphinEnv(cfg, cpu_level=9, game="fight")
     ends = record_episode_ends(env)
     try:
@@ -400,7 +400,7 @@ def test_dolphin_fight_in_a_game_without_four_stocks_each_stops_with_what_to_set
     from melee_agent.dolphin import DolphinError
 
     exe, iso = _standin(tmp_path, "peppi_v3.13.slp")
-    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(iso), timeout_s=5, menu_timeout_s=20)
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(iso), timeout_s=5, menu_timeout_s=60)
     env = DolphinEnv(cfg, cpu_level=9, game="fight")
     try:
         with pytest.raises(DolphinError, match="a fight needs Melee's standard rules, 4 stocks each and 8:00, but the "
@@ -423,7 +423,7 @@ def _two_noop_games_on_the_standin(tmp_path: Path, faults: list[dict] | None = N
     exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp")], frames_limit=200,
                           freeze_frames=10, faults=faults)
     cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=5,
-                        menu_timeout_s=20)
+                        menu_timeout_s=60)
     env = DolphinEnv(cfg, cpu_level=9, game="fight")
     ends = record_episode_ends(env)
     try:

@@ -12,6 +12,7 @@ chosen options for real.
 from __future__ import annotations
 
 import stat
+import tempfile
 from pathlib import Path
 
 import melee
@@ -21,6 +22,7 @@ from melee_agent.config import DolphinConfig
 from melee_agent.dolphin import DolphinEnv, DolphinError, launch_options
 from melee_agent.dolphin.display import VirtualDisplay, find_xvfb
 from melee_agent.dolphin.iso import disc_header
+from melee_agent.dolphin.scenes import scene_console_class
 
 NO_DISPLAY = 'if [ -z "$DISPLAY" ]; then echo "qt.qpa.xcb: could not connect to display" >&2; exit 134; fi'
 VERSIONS = {
@@ -39,6 +41,40 @@ def fake_dolphin(tmp_path: Path, build: str) -> Path:
     exe.write_text(f"#!/bin/sh\n{VERSIONS[build]}\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return exe
+
+
+@pytest.fixture(autouse=True)
+def temp_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """libmelee's temporary Dolphin homes (``libmelee_*``) made under this test's folder, not /tmp."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+def test_dolphin_the_console_leaves_no_dolphin_home_when_it_cannot_start(tmp_path, temp_in_tmp_path):
+    # libmelee makes its temporary home before it refuses Null video for the stock build, and
+    # leaves it there; the worker's console removes it.
+    path = str(fake_dolphin(tmp_path, "ishiiruka"))
+    with pytest.raises(ValueError, match="Null video requires mainline or ExiAI"):
+        melee.Console(path=path, tmp_home_directory=True, gfx_backend="Null")
+    assert len(list(temp_in_tmp_path.glob("libmelee_*"))) == 1  # libmelee's own
+    with pytest.raises(ValueError, match="Null video requires mainline or ExiAI"):
+        scene_console_class()(path=path, tmp_home_directory=True, gfx_backend="Null")
+    assert len(list(temp_in_tmp_path.glob("libmelee_*"))) == 1  # none more
+
+
+def test_dolphin_the_console_removes_its_dolphin_home_when_stop_fails(tmp_path, temp_in_tmp_path):
+    console = scene_console_class()(path=str(fake_dolphin(tmp_path, "exiai")), tmp_home_directory=True)
+    assert [Path(console.temp_dir)] == list(temp_in_tmp_path.glob("libmelee_*"))
+
+    class DeadStream:
+        def shutdown(self) -> None:
+            raise BrokenPipeError("the stream's socket is gone")
+    console._slippstream = DeadStream()
+    with pytest.raises(BrokenPipeError):
+        console.stop()  # libmelee's stop raises before it reaches its own cleanup
+    assert console.temp_dir is None and not list(temp_in_tmp_path.iterdir())
 
 
 def test_dolphin_stock_slippi_headless_cannot_take_null_video(tmp_path):

@@ -31,7 +31,7 @@ GAMES = ("slippijs_lCancel.slp", "libmelee_test_game_1.slp", "peppi_v3.13.slp")
 def standin(tmp_path: Path, frames_limit: int = 240, **kw) -> tuple[Path, DolphinConfig]:
     exe = install_standin(tmp_path / "dolphin", [replay_path(g) for g in GAMES], frames_limit=frames_limit, **kw)
     cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=3,
-                        menu_timeout_s=20, max_restarts=5, restart_window_s=600)
+                        menu_timeout_s=60, max_restarts=5, restart_window_s=600)
     return exe, cfg
 
 
@@ -346,7 +346,7 @@ def test_dolphin_sixty_noop_episodes_across_games_that_end_in_the_agents_ko(tmp_
     exe = install_standin(tmp_path / "dolphin", [replay_path("slippijs_lCancel.slp"), replay_path("peppi_v3.13.slp")],
                           frames_limit=300, freeze_frames=10)
     cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=3,
-                        menu_timeout_s=20)
+                        menu_timeout_s=60)
     env = DolphinEnv(cfg, cpu_level=9, max_frames=60)
     ends = record_episode_ends(env)
     try:

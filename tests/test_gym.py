@@ -89,6 +89,7 @@ def test_sb3_dqn_trains_on_the_untouchable_env() -> None:
     env = gymnasium.make("MeleeAgent/Untouchable-v0")
     model = sb3.DQN("MlpPolicy", env, learning_starts=100, train_freq=4, buffer_size=5_000, batch_size=32,
                     target_update_interval=200, policy_kwargs={"net_arch": [64]}, seed=0, device="cpu")
+    model.set_logger(sb3.common.logger.Logger(folder=None, output_formats=[]))  # else an empty /tmp/SB3-<time> stays
     before = [p.detach().clone() for p in model.q_net.parameters()]
     model.learn(total_timesteps=400)
     assert model.num_timesteps >= 400 and model._n_updates > 0

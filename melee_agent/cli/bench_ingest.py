@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -192,6 +193,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         manager.check()
     finally:
         manager.stop()
+        shutil.rmtree(run_dir, ignore_errors=True)  # a scratch run; a failure's error quotes its log's tail
     if load.errors:
         raise RuntimeError(f"uploads refused: {load.errors[0]}")
     half = len(rss) // 2

@@ -148,6 +148,20 @@ class Sb3ArenaVecEnv:
         self.env = _Env()
 
 
+def quiet_dqn(venv: Any, **kwargs: Any) -> Any:
+    """SB3's DQN with a logger that writes nothing.
+
+    Left to itself, every ``learn`` sets up a logger in a new ``SB3-<time>`` folder under the
+    system's temp directory, which it leaves behind even when it writes nothing there.
+    """
+    from stable_baselines3 import DQN  # noqa: PLC0415
+    from stable_baselines3.common.logger import Logger  # noqa: PLC0415
+
+    model = DQN("MlpPolicy", venv, **kwargs)
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
+
+
 def _deadline(when: float) -> Any:
     from stable_baselines3.common.callbacks import BaseCallback  # noqa: PLC0415
 
@@ -179,7 +193,6 @@ def _shares(r: EvalResult) -> dict[str, float]:
 def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, seed: int,
              check_episodes: int = 10) -> dict[str, Any]:
     """SB3's DQN for ``minutes`` of training wall time (its checks not counted)."""
-    from stable_baselines3 import DQN  # noqa: PLC0415
     from stable_baselines3.common.callbacks import BaseCallback  # noqa: PLC0415
 
     venv = Sb3ArenaVecEnv(envs, seed).env
@@ -189,12 +202,12 @@ def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, 
     # run would; the clock, not that estimate, ends the run (an estimate taken under a load that later
     # lifts must not end it early), so `learn` gets a step count it never reaches and the schedule's
     # fraction is scaled to match.
-    probe = DQN("MlpPolicy", venv, **kwargs)
+    probe = quiet_dqn(venv, **kwargs)
     t0, calib = time.monotonic(), max(5.0, min(30.0, minutes * 6))
     probe.learn(total_timesteps=NEVER, callback=_deadline(t0 + calib))
     total = max(1_000, int(probe.num_timesteps / (time.monotonic() - t0) * minutes * 60))
     del probe
-    model = DQN("MlpPolicy", venv, exploration_fraction=SB3_EXPLORATION_FRACTION * total / NEVER, **kwargs)
+    model = quiet_dqn(venv, exploration_fraction=SB3_EXPLORATION_FRACTION * total / NEVER, **kwargs)
     curve: list[dict[str, Any]] = []
 
     class Clock(BaseCallback):

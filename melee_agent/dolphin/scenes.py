@@ -14,10 +14,16 @@ Sudden death reaches libmelee either way: slippi-ssbm-asm records it (``ShouldRe
 so in sudden death each frame's batch holds a menu event too. Where that event comes first,
 libmelee reads the batch as a menu (scene 0x0302); where the frame comes first, it reads an
 in-game frame of a new game in which every player starts at 300% (Melee's sudden death).
+
+It also never leaves its temporary Dolphin home behind: libmelee makes it (``libmelee_*`` in the
+temp directory) early in ``Console.__init__`` and removes it only at the end of ``stop()``, so an
+``__init__`` that raises after it (Null video asked of a build that cannot take it) or a ``stop()``
+whose stream shutdown raises would leave one folder per Dolphin start.
 """
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 TITLE, MAIN_MENU, CSS, SSS, IN_GAME, SUDDEN_DEATH, RESULTS = 0x0000, 0x0001, 0x0002, 0x0102, 0x0202, 0x0302, 0x0402
@@ -37,6 +43,19 @@ def scene_console_class() -> type:
         class SceneConsole(console_class()):
             scene: int | None = None
 
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                try:
+                    super().__init__(*args, **kwargs)
+                except BaseException:
+                    _remove_home(self)
+                    raise
+
+            def stop(self) -> None:
+                try:
+                    super().stop()
+                finally:
+                    _remove_home(self)
+
             def step(self) -> Any:
                 self.scene = None
                 return super().step()
@@ -49,3 +68,11 @@ def scene_console_class() -> type:
 
         _scene_console = SceneConsole
     return _scene_console
+
+
+def _remove_home(console: Any) -> None:
+    """Remove the temporary Dolphin home libmelee made for ``console``, if it made one."""
+    temp_dir = getattr(console, "temp_dir", None)
+    if temp_dir:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        console.temp_dir = None
