@@ -70,3 +70,26 @@ def test_deaths_after_a_long_life_are_restarted_for_ever(tmp_path):
     finally:
         fleet.stop(timeout=10)
     assert fleet.restarts == [2]
+
+
+def test_the_fleets_own_temporary_spool_goes_when_empty_and_stays_while_it_holds_batches(tmp_path, monkeypatch, caplog):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    fleet = LocalFleet("http://127.0.0.1:9", 2, [], log_dir=tmp_path / "logs")
+    root = fleet.spool_root
+    assert root is not None and root.parent == tmp_path and root.name.startswith("melee-agent-spool-")
+    (root / "worker-1").mkdir()
+    (root / "worker-1" / "identity.json").write_text("{}")
+    batch = root / "worker-1" / "batch-000000000007-500.st"
+    batch.write_bytes(b"rows")
+    with caplog.at_level("WARNING", logger="melee_agent.launch"):
+        fleet.stop()  # never started: nothing to wait for
+    assert batch.exists() and "1 spooled batches left in" in caplog.text  # unsent rows are never deleted
+    batch.unlink()
+    fleet.stop()
+    assert not root.exists()
+    given = tmp_path / "spool"
+    (given / "worker-0").mkdir(parents=True)
+    LocalFleet("http://127.0.0.1:9", 1, [], spool_root=given).stop()
+    assert (given / "worker-0").is_dir()  # a folder the user named is theirs

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -48,6 +49,7 @@ class LocalFleet:
     quick_seconds: float = 60.0
     """A worker that lived this long before dying starts its count of quick deaths again."""
     procs: list[subprocess.Popen | None] = field(default_factory=list)
+    _own_spool: bool = False  # spool_root is a temporary folder made here, removed by stop() once empty
     restarts: list[int] = field(default_factory=list)
     _died_at: list[float] = field(default_factory=list)
     _started_at: list[float] = field(default_factory=list)
@@ -60,6 +62,7 @@ class LocalFleet:
         if self.spool_root is None:
             # One folder per index for the fleet's life: a restarted worker sends what the dead one left.
             self.spool_root = Path(tempfile.mkdtemp(prefix="melee-agent-spool-"))
+            self._own_spool = True
         self.restarts = [0] * self.count
         self._died_at = [0.0] * self.count
         self._started_at = [0.0] * self.count
@@ -131,3 +134,18 @@ class LocalFleet:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        if self._own_spool and self.spool_root is not None:
+            self._remove_temporary_spool(self.spool_root)
+
+    @staticmethod
+    def _remove_temporary_spool(root: Path) -> None:
+        """Remove the fleet's temporary spool unless a worker left batches in it (then say where they are).
+
+        Its workers' identities die with it: the next fleet makes a new temporary folder and new workers.
+        """
+        left = sorted(root.glob("worker-*/batch-*.st"))
+        if left:
+            log.warning("%d spooled batches left in %s: a worker started with --spool-dir %s/worker-N sends them",
+                        len(left), root, root)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
