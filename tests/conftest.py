@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -102,3 +103,13 @@ def manager() -> ServeManager:
         return _serve(run_dir, token, resume, overrides)
 
     return serve
+
+
+@pytest.fixture
+def temp_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The temp directory moved under this test's folder, so what libmelee makes there (``libmelee_*``:
+    its temporary Dolphin homes) is this test's alone to count and never left in /tmp."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp

@@ -12,7 +12,7 @@ chosen options for real.
 from __future__ import annotations
 
 import stat
-import tempfile
+import subprocess
 from pathlib import Path
 
 import melee
@@ -23,6 +23,8 @@ from melee_agent.dolphin import DolphinEnv, DolphinError, launch_options
 from melee_agent.dolphin.display import VirtualDisplay, find_xvfb
 from melee_agent.dolphin.iso import disc_header
 from melee_agent.dolphin.scenes import scene_console_class
+
+pytestmark = pytest.mark.usefixtures("temp_in_tmp_path")  # libmelee's Dolphin homes: this test's to count, none in /tmp
 
 NO_DISPLAY = 'if [ -z "$DISPLAY" ]; then echo "qt.qpa.xcb: could not connect to display" >&2; exit 134; fi'
 VERSIONS = {
@@ -41,15 +43,6 @@ def fake_dolphin(tmp_path: Path, build: str) -> Path:
     exe.write_text(f"#!/bin/sh\n{VERSIONS[build]}\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return exe
-
-
-@pytest.fixture(autouse=True)
-def temp_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """libmelee's temporary Dolphin homes (``libmelee_*``) made under this test's folder, not /tmp."""
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    return temp
 
 
 def test_dolphin_the_console_leaves_no_dolphin_home_when_it_cannot_start(tmp_path, temp_in_tmp_path):
@@ -72,8 +65,10 @@ def test_dolphin_the_console_removes_its_dolphin_home_when_stop_fails(tmp_path, 
         def shutdown(self) -> None:
             raise BrokenPipeError("the stream's socket is gone")
     console._slippstream = DeadStream()
+    dolphin = console._process = subprocess.Popen(["sleep", "60"])  # as if Dolphin ran
     with pytest.raises(BrokenPipeError):
-        console.stop()  # libmelee's stop raises before it reaches its own cleanup
+        console.stop()  # libmelee's stop raises before it kills Dolphin and removes the home
+    assert dolphin.poll() is not None and console._process is None  # no Dolphin left running on a deleted home
     assert console.temp_dir is None and not list(temp_in_tmp_path.iterdir())
 
 

@@ -25,6 +25,7 @@ from tests.dolphin_standin.install import events, install_standin, launches
 from tests.episode_ends import record_episode_ends
 
 REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.usefixtures("temp_in_tmp_path")  # libmelee's Dolphin homes: this test's to count, none in /tmp
 GAMES = ("slippijs_lCancel.slp", "libmelee_test_game_1.slp", "peppi_v3.13.slp")
 
 
@@ -262,7 +263,7 @@ def test_dolphin_stall_in_the_menus_is_restarted(tmp_path):
 
 
 @pytest.mark.slow
-def test_dolphin_spectator_port_taken_is_retried_on_a_new_port_and_nothing_leaks(tmp_path):
+def test_dolphin_spectator_port_taken_is_retried_on_a_new_port_and_nothing_leaks(tmp_path, temp_in_tmp_path):
     exe, cfg = standin(tmp_path, faults=[{"launch": 1, "kind": "port_taken"}])
     env = DolphinEnv(cfg, cpu_level=9)
     try:
@@ -275,11 +276,11 @@ def test_dolphin_spectator_port_taken_is_retried_on_a_new_port_and_nothing_leaks
     # Every start failing: a one-line DolphinError, no process or temporary user folder left behind.
     exe, cfg = standin(tmp_path / "all", faults=[{"launch": n, "kind": "port_taken"} for n in (1, 2)])
     cfg.start_attempts = 2
-    before = set(Path("/tmp").glob("libmelee_*"))
+    before = set(temp_in_tmp_path.glob("libmelee_*"))
     with pytest.raises(DolphinError, match="did not start in 2 tries"):
         DolphinEnv(cfg, cpu_level=9)
     assert all(not _alive(rec["pid"]) for rec in launches(exe.parent))
-    assert set(Path("/tmp").glob("libmelee_*")) <= before
+    assert set(temp_in_tmp_path.glob("libmelee_*")) <= before
 
 
 def _alive(pid: int) -> bool:
@@ -441,7 +442,7 @@ def test_dolphin_a_build_that_needs_a_display_gets_its_own_xvfb_restarted_and_st
 
 
 @pytest.mark.slow
-def test_dolphin_start_up_retries_a_failed_version_check_and_a_dead_stream_worker(tmp_path):
+def test_dolphin_start_up_retries_a_failed_version_check_and_a_dead_stream_worker(tmp_path, temp_in_tmp_path):
     # The 3rd --version (libmelee's own, inside Console() for the restart) fails as a busy AppImage
     # does: that start is retried instead of ending the worker.
     exe, cfg = standin(tmp_path, faults=[{"kind": "version_fail", "call": 3}])
@@ -459,8 +460,8 @@ def test_dolphin_start_up_retries_a_failed_version_check_and_a_dead_stream_worke
     # reaches connect() as EOFError: a StartFailed, cleaned up, which the supervisor retries.
     from melee_agent.dolphin import StartFailed, launch_options, start_dolphin
 
-    before = set(Path("/tmp").glob("libmelee_*"))
+    before = set(temp_in_tmp_path.glob("libmelee_*"))
     with pytest.raises(StartFailed, match="EOFError"):
         start_dolphin(cfg, launch_options(cfg), 70000)
-    assert set(Path("/tmp").glob("libmelee_*")) <= before
+    assert set(temp_in_tmp_path.glob("libmelee_*")) <= before
     assert all(not _alive(rec["pid"]) for rec in launches(exe.parent))

@@ -84,8 +84,9 @@ def test_make_vec_is_one_arena_that_plays_as_single_environments() -> None:
 
 
 @pytest.mark.slow
-def test_sb3_dqn_trains_on_the_untouchable_env() -> None:
+def test_sb3_dqn_trains_on_the_untouchable_env(tmp_path, monkeypatch) -> None:
     sb3 = pytest.importorskip("stable_baselines3", reason="stable-baselines3 is in the test extra: pip install -e .[test]")
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))  # where SB3's own logger would make its folder
     env = gymnasium.make("MeleeAgent/Untouchable-v0")
     model = sb3.DQN("MlpPolicy", env, learning_starts=100, train_freq=4, buffer_size=5_000, batch_size=32,
                     target_update_interval=200, policy_kwargs={"net_arch": [64]}, seed=0, device="cpu")
@@ -93,6 +94,7 @@ def test_sb3_dqn_trains_on_the_untouchable_env() -> None:
     before = [p.detach().clone() for p in model.q_net.parameters()]
     model.learn(total_timesteps=400)
     assert model.num_timesteps >= 400 and model._n_updates > 0
+    assert not (tmp_path / "sb3").exists()
     assert any(not np.allclose(b.numpy(), p.detach().numpy()) for b, p in zip(before, model.q_net.parameters()))
     action, _ = model.predict(env.reset(seed=0)[0], deterministic=True)
     assert env.action_space.contains(np.int64(action))

@@ -191,11 +191,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         dt = time.perf_counter() - t0
         status1 = ManagerStatus.from_json(httpx.get(f"{manager.url}/v1/status").json())
         manager.check()
+        if load.errors:
+            raise RuntimeError(f"uploads refused: {load.errors[0]} (the manager's log: {run_dir / 'manager.log'})")
     finally:
         manager.stop()
-        shutil.rmtree(run_dir, ignore_errors=True)  # a scratch run; a failure's error quotes its log's tail
-    if load.errors:
-        raise RuntimeError(f"uploads refused: {load.errors[0]}")
+    shutil.rmtree(run_dir, ignore_errors=True)  # a scratch run, kept above for its log only when it failed
     half = len(rss) // 2
     rows_per_s = load.rows_accepted / dt
     steps = status1.train_steps - status0.train_steps

@@ -262,7 +262,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sides = [args.only] if args.only else ["melee-agent", "sb3"]
     results: dict[str, Any] = {"minutes": minutes, "runs": runs, "eval_every_minutes": eval_every,
                                "target": TARGET, "threads": torch.get_num_threads(), "torch": torch.__version__}
-    root = Path(args.run_dir) if args.run_dir else Path(tempfile.mkdtemp(prefix="bench-learn-"))
+    # melee-agent's runs keep their folders (models, TensorBoard); SB3's side writes nothing.
+    root = Path(args.run_dir) if args.run_dir or "melee-agent" not in sides \
+        else Path(tempfile.mkdtemp(prefix="bench-learn-"))
     for side in sides:
         out = []
         budget = minutes

@@ -18,7 +18,8 @@ in-game frame of a new game in which every player starts at 300% (Melee's sudden
 It also never leaves its temporary Dolphin home behind: libmelee makes it (``libmelee_*`` in the
 temp directory) early in ``Console.__init__`` and removes it only at the end of ``stop()``, so an
 ``__init__`` that raises after it (Null video asked of a build that cannot take it) or a ``stop()``
-whose stream shutdown raises would leave one folder per Dolphin start.
+whose stream shutdown raises (which also skips its killing Dolphin, done here instead) would leave
+one folder per Dolphin start.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def scene_console_class() -> type:
             def stop(self) -> None:
                 try:
                     super().stop()
-                finally:
+                finally:  # libmelee kills Dolphin after its stream shutdown: a shutdown that raised skipped it
+                    _kill_dolphin(self)
                     _remove_home(self)
 
             def step(self) -> Any:
@@ -68,6 +70,15 @@ def scene_console_class() -> type:
 
         _scene_console = SceneConsole
     return _scene_console
+
+
+def _kill_dolphin(console: Any) -> None:
+    """Kill and reap the Dolphin ``console`` started, if it is still there (libmelee's ``stop`` does so)."""
+    process = getattr(console, "_process", None)
+    if process is not None:
+        process.kill()
+        process.wait()
+        console._process = None
 
 
 def _remove_home(console: Any) -> None:
