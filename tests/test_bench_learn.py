@@ -64,3 +64,28 @@ def test_sb3_budget_and_speedup_read_every_run() -> None:
     assert speedup(ours, [{"minutes_to_target": None}, {"minutes_to_target": 15.0}], 22.5) == {"ratio": 2.0, "lower_bound": False}
     assert speedup(ours, [{"minutes_to_target": None}] * 2, 22.5) == {"ratio": 3.0, "lower_bound": True}
     assert speedup([{"minutes_to_target": None}], [{"minutes_to_target": 2.5}], 15.0)["ratio"] is None
+
+
+def test_bench_learn_sb3_alone_makes_no_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    # Only melee-agent's runs have files to keep; SB3's side alone leaves nothing in the temp directory.
+    import argparse
+    import tempfile
+
+    from melee_agent.cli import bench_learn
+    from melee_agent.cli.common import add_common
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    raced = []
+
+    def race(minutes, eval_every, envs, final, seed):  # SB3's side is race_sb3's own test, above
+        raced.append(minutes)
+        return {"curve": [], "minutes_to_target": None, "steps": 1, "total_timesteps_planned": 1_000,
+                "final_per_level": {}, "final_worst_level": 0.0}
+    monkeypatch.setattr(bench_learn, "race_sb3", race)
+    p = argparse.ArgumentParser()
+    add_common(p)  # as `melee-agent bench learn` builds it
+    bench_learn.add_args(p)
+    r = bench_learn.run(p.parse_args(["--only", "sb3", "--minutes", "2", "--runs", "2"]))
+    assert raced == [2.0, 2.0] and len(r["sb3"]) == 2 and "melee-agent" not in r
+    assert "sb3 run 2: never" in capsys.readouterr().out
+    assert not list(tmp_path.iterdir())

@@ -263,8 +263,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"minutes": minutes, "runs": runs, "eval_every_minutes": eval_every,
                                "target": TARGET, "threads": torch.get_num_threads(), "torch": torch.__version__}
     # melee-agent's runs keep their folders (models, TensorBoard); SB3's side writes nothing.
-    root = Path(args.run_dir) if args.run_dir or "melee-agent" not in sides \
-        else Path(tempfile.mkdtemp(prefix="bench-learn-"))
+    root = Path(args.run_dir) if args.run_dir else None
+    if root is None and "melee-agent" in sides:
+        root = Path(tempfile.mkdtemp(prefix="bench-learn-"))
     for side in sides:
         out = []
         budget = minutes
@@ -276,6 +277,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if side == "sb3":
                 out.append(race_sb3(budget, eval_every, args.sb3_envs, final, seed=i))
             else:
+                assert root is not None  # made above whenever this side runs
                 out.append(race_ours(minutes, eval_every, final, root / f"melee-agent-{i}"))
         results[side] = out
     if len(sides) == 2:
