@@ -85,12 +85,13 @@ def test_make_vec_is_one_arena_that_plays_as_single_environments() -> None:
 
 @pytest.mark.slow
 def test_sb3_dqn_trains_on_the_untouchable_env(tmp_path, monkeypatch) -> None:
-    sb3 = pytest.importorskip("stable_baselines3", reason="stable-baselines3 is in the test extra: pip install -e .[test]")
+    pytest.importorskip("stable_baselines3", reason="stable-baselines3 is in the test extra: pip install -e .[test]")
+    from melee_agent.cli.bench_learn import quiet_dqn  # SB3's DQN, its logger leaving no /tmp/SB3-<time>
+
     monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))  # where SB3's own logger would make its folder
     env = gymnasium.make("MeleeAgent/Untouchable-v0")
-    model = sb3.DQN("MlpPolicy", env, learning_starts=100, train_freq=4, buffer_size=5_000, batch_size=32,
-                    target_update_interval=200, policy_kwargs={"net_arch": [64]}, seed=0, device="cpu")
-    model.set_logger(sb3.common.logger.Logger(folder=None, output_formats=[]))  # else an empty /tmp/SB3-<time> stays
+    model = quiet_dqn(env, learning_starts=100, train_freq=4, buffer_size=5_000, batch_size=32,
+                      target_update_interval=200, policy_kwargs={"net_arch": [64]}, seed=0, device="cpu")
     before = [p.detach().clone() for p in model.q_net.parameters()]
     model.learn(total_timesteps=400)
     assert model.num_timesteps >= 400 and model._n_updates > 0

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from melee_agent.workers.spool import batch_files
+
 log = logging.getLogger("melee_agent.launch")
 
 
@@ -143,7 +145,7 @@ class LocalFleet:
 
         Its workers' identities die with it: the next fleet makes a new temporary folder and new workers.
         """
-        left = sorted(root.glob("worker-*/batch-*.st"))
+        left = [b for folder in sorted(root.glob("worker-*")) for b in batch_files(folder)]
         if left:
             log.warning("%d spooled batches left in %s: a worker started with --spool-dir %s/worker-N sends them",
                         len(left), root, root)

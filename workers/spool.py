@@ -33,6 +33,11 @@ log = logging.getLogger("melee_agent.worker")
 _NAME = re.compile(r"^batch-(\d{12})-(\d+)\.st$")
 
 
+def batch_files(folder: Path) -> list[Path]:
+    """The batches waiting in the spool ``folder`` (none where it does not exist), by their file names."""
+    return sorted(p for p in folder.iterdir() if _NAME.match(p.name)) if folder.is_dir() else []
+
+
 @dataclass
 class Identity:
     worker_id: str

@@ -148,8 +148,8 @@ class Sb3ArenaVecEnv:
         self.env = _Env()
 
 
-def quiet_dqn(venv: Any, **kwargs: Any) -> Any:
-    """SB3's DQN with a logger that writes nothing.
+def quiet_dqn(env: Any, **kwargs: Any) -> Any:
+    """SB3's DQN (``"MlpPolicy"`` on ``env``, a Gymnasium env or an SB3 VecEnv) with a logger that writes nothing.
 
     Left to itself, every ``learn`` sets up a logger in a new ``SB3-<time>`` folder under the
     system's temp directory, which it leaves behind even when it writes nothing there.
@@ -157,7 +157,7 @@ def quiet_dqn(venv: Any, **kwargs: Any) -> Any:
     from stable_baselines3 import DQN  # noqa: PLC0415
     from stable_baselines3.common.logger import Logger  # noqa: PLC0415
 
-    model = DQN("MlpPolicy", venv, **kwargs)
+    model = DQN("MlpPolicy", env, **kwargs)
     model.set_logger(Logger(folder=None, output_formats=[]))
     return model
 
