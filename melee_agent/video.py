@@ -10,7 +10,8 @@ images. The file is written under a temp name in its folder and renamed once com
   runs to almost nothing). Pillow encodes each frame (``GifImagePlugin.getdata``); the header and
   trailer are written here. GIF delays are in hundredths of a second, so the delays alternate
   (3, 3, 4 at 30 fps) to keep the clip's length right.
-* MP4 (H.264): matplotlib's ``FFMpegWriter``, which needs ffmpeg on PATH.
+* MP4 (H.264): matplotlib's ``FFMpegWriter`` running :func:`ffmpeg_path`'s ffmpeg: one on PATH, else the
+  static build that the ``imageio-ffmpeg`` dependency ships, so MP4 works on a fresh install.
 
 Example::
 
@@ -25,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import shutil
 import struct
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,10 +72,26 @@ def check_fps(fmt: str, fps: int) -> None:
         raise ValueError(f"must be 1-{top} for {fmt}{why}; got {fps}")
 
 
-def ffmpeg_available() -> bool:
-    from matplotlib.animation import FFMpegWriter  # noqa: PLC0415 (only MP4 needs it)
+def ffmpeg_path() -> str | None:
+    """The ffmpeg that MP4 output runs: one on PATH first (the user's own), else ``imageio-ffmpeg``'s bundled
+    build; None where neither is there (``imageio-ffmpeg`` has no build for every platform)."""
+    found = shutil.which("ffmpeg")
+    if found:
+        return found
+    try:
+        import imageio_ffmpeg  # noqa: PLC0415 (only MP4 needs it)
 
-    return bool(FFMpegWriter.isAvailable())
+        return imageio_ffmpeg.get_ffmpeg_exe()
+    except (ImportError, RuntimeError):  # RuntimeError: no bundled binary for this platform
+        return None
+
+
+def ffmpeg_available() -> bool:
+    return ffmpeg_path() is not None
+
+
+NO_FFMPEG = ("writing MP4 needs ffmpeg: none on PATH and no imageio-ffmpeg build for this platform "
+             "(Debian: apt-get install ffmpeg); or write a .gif")
 
 
 @contextmanager
@@ -86,7 +104,7 @@ def open_video(path: str | Path, size: tuple[int, int], fps: int,
     fmt = video_format(path)
     check_fps(fmt, fps)
     if fmt == ".mp4" and not ffmpeg_available():
-        raise ValueError("writing MP4 needs ffmpeg on PATH (Debian: apt-get install ffmpeg); or write a .gif")
+        raise ValueError(NO_FFMPEG)
     with atomic_output(path) as tmp:
         writer: VideoWriter = GifWriter(tmp, size, fps, palette) if fmt == ".gif" else Mp4Writer(tmp, size, fps)
         try:
@@ -177,6 +195,7 @@ class Mp4Writer:
     """An H.264 MP4 through matplotlib's FFMpegWriter: each frame shown pixel for pixel in a figure of its size."""
 
     def __init__(self, path: Path, size: tuple[int, int], fps: int):
+        import matplotlib  # noqa: PLC0415
         from matplotlib.animation import FFMpegWriter  # noqa: PLC0415
         from matplotlib.figure import Figure  # noqa: PLC0415 (no pyplot: no GUI backend)
 
@@ -188,7 +207,9 @@ class Mp4Writer:
         self._fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi)
         self._image = self._fig.figimage(np.zeros((h, w, 3), np.uint8), origin="upper")
         self._writer = FFMpegWriter(fps=fps)
-        self._writer.setup(self._fig, str(path), dpi=dpi)
+        # FFMpegWriter starts the ffmpeg named by this rcParam when it sets up (a bare "ffmpeg" by default).
+        with matplotlib.rc_context({"animation.ffmpeg_path": ffmpeg_path() or "ffmpeg"}):
+            self._writer.setup(self._fig, str(path), dpi=dpi)
 
     def add(self, frame: Image.Image) -> None:
         if frame.size != self.size:

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import doctest
 import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -177,21 +181,43 @@ def test_a_fight_is_drawn_as_a_whole_game_and_an_unknown_game_is_refused(tmp_pat
     assert rc == 2 and "--game 'brawl'" in err and "unknown game" in err
 
 
-def test_mp4_needs_ffmpeg_and_says_so(tmp_path, capsys):
-    if ffmpeg_available():
-        pytest.skip("ffmpeg is on PATH here: the missing-ffmpeg message cannot show")
+def _no_ffmpeg_on_path(monkeypatch):
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda cmd, *a, **k: None if Path(cmd).name == "ffmpeg" else real_which(cmd, *a, **k))
+
+
+def test_mp4_needs_ffmpeg_and_says_so(tmp_path, capsys, monkeypatch):
+    _no_ffmpeg_on_path(monkeypatch)
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # as where it has no build: import fails
     rc, err = _run(capsys, "--out", str(tmp_path / "game.mp4"))
     assert rc == 2 and "--out" in err and "apt-get install ffmpeg" in err and ".gif" in err
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_mp4_is_written_where_ffmpeg_is_on_path(tmp_path):
+def test_an_mp4_is_written(tmp_path):
     if not ffmpeg_available():
-        pytest.skip("ffmpeg is not on PATH (Debian: apt-get install ffmpeg): MP4 output not tested here")
+        pytest.skip("no ffmpeg on PATH and no imageio-ffmpeg build for this platform: MP4 output not tested here")
     r = watch_cli.watch(_options(tmp_path, name="game.mp4", seconds=0.5))
     data = r.out.read_bytes()
     assert data[4:8] == b"ftyp" and r.frames == 15 and r.size == Painter(1.5, "dodger", "dodge").size
     assert [p.name for p in tmp_path.iterdir()] == ["game.mp4"]
+
+
+def test_an_mp4_needs_no_ffmpeg_on_path(tmp_path, monkeypatch):
+    """A fresh install has no ffmpeg on PATH: the MP4 is made by imageio-ffmpeg's bundled build (a dependency)."""
+    imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg", reason="imageio-ffmpeg (a dependency) is not installed")
+    try:
+        bundled = imageio_ffmpeg.get_ffmpeg_exe()
+    except RuntimeError as e:
+        pytest.skip(f"imageio-ffmpeg has no build for this platform: {e}")
+    _no_ffmpeg_on_path(monkeypatch)
+    assert shutil.which("ffmpeg") is None and video_module.ffmpeg_path() == bundled
+    started = []
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", lambda args, *a, **k: started.append(args[0]) or real_popen(args, *a, **k))
+    r = watch_cli.watch(_options(tmp_path, name="game.mp4", seconds=0.25))
+    assert r.out.read_bytes()[4:8] == b"ftyp" and r.frames > 0
+    assert started == [bundled]
 
 
 def test_the_command_reports_what_it_wrote(tmp_path, capsys):

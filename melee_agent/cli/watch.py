@@ -23,7 +23,7 @@ from melee_agent.arena.games import GAMES
 from melee_agent.arena.tables import Tables
 from melee_agent.config import load_config
 from melee_agent.policies import make_policy
-from melee_agent.video import VideoWriter, check_fps, ffmpeg_available, open_video, video_format
+from melee_agent.video import NO_FFMPEG, VideoWriter, check_fps, ffmpeg_available, open_video, video_format
 from melee_agent.watch import Painter, clock, palette_image, view_of
 from melee_agent.cli import flags
 
@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--game", default="dodge",
                    help="dodge (the arena's task: the episode ends at the first hit) or fight (a whole "
                         "4-stock game) (default: %(default)s)")
-    p.add_argument("--out", required=True, metavar="FILE", help="FILE.gif or FILE.mp4 (MP4 needs ffmpeg on PATH)")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="FILE.gif or FILE.mp4 (MP4 through ffmpeg: on PATH, else imageio-ffmpeg's)")
     p.add_argument("--seconds", type=float, default=20.0,
                    help="game seconds to draw at most; the episode's end stops it sooner (default: %(default)s)")
     p.add_argument("--fps", type=int, default=30,
@@ -97,7 +98,7 @@ def check_options(o: WatchOptions) -> str:
     try:
         fmt = video_format(o.out)
         if fmt == ".mp4" and not ffmpeg_available():
-            raise ValueError("writing MP4 needs ffmpeg on PATH (Debian: apt-get install ffmpeg); or write a .gif")
+            raise ValueError(NO_FFMPEG)
     except ValueError as e:
         raise ValueError(f"--out {o.out}: {e}") from None
     try:
