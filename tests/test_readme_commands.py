@@ -1,5 +1,6 @@
 """Every `melee-agent` command the README and docs/ show is one the CLI takes: its subcommand, flags and
-choices parse, and its `--config` and `--set` name a shipped config and real settings.
+choices parse, and its `--config` and `--set` name a shipped config and real settings. So is every one
+`scripts/gpu_runs.sh` runs (prepared for a lent GPU, where a stale flag would waste its minutes).
 
 Commands in code blocks are whole (required arguments included); a command quoted in the prose may
 name a subcommand alone (`melee-agent compare`), so there only flags and values are checked. Nothing
@@ -74,6 +75,31 @@ def config_error(argv: list[str]) -> str | None:
     except Exception as e:  # noqa: BLE001 (the message is the finding)
         return f"--config {config}: {e}"
     return None
+
+
+def script_commands(text: str, config: str | None = None) -> list[str]:
+    """The ``python -m melee_agent.cli`` commands of a shell script, its variables at their defaults
+    (``${X:-d}`` is d, ``${X:+...}`` nothing, any other ``$X`` a placeholder word), ``${CONFIG:-...}`` at
+    ``config`` where given."""
+    text = text.replace("\\\n", " ")
+    if config is not None:
+        text = re.sub(r"\$\{CONFIG:-[^}]*\}", config, text)
+    text = re.sub(r"\$\{\w+:\+[^}]*\}", "", text)
+    text = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", text)
+    text = re.sub(r"\$\w+", "x", text)
+    return [m.split("2>&1")[0].strip() for m in re.findall(r"-m melee_agent\.cli (.*)", text)]
+
+
+GPU_RUNS = ROOT / "scripts" / "gpu_runs.sh"
+
+
+@pytest.mark.parametrize("config", [None, "gpu-fight"])
+def test_the_gpu_scripts_commands_parse(config):
+    """Each stage's command, with the default config and with the fight's prepared one (CONFIG=gpu-fight)."""
+    commands = script_commands(GPU_RUNS.read_text(), config)
+    assert len(commands) >= 4 and any(c.startswith("train") for c in commands)
+    for args in commands:
+        assert parse_error(args) is None, f"scripts/gpu_runs.sh: `melee-agent {args}`: {parse_error(args)}"
 
 
 def _commands(kind) -> list[tuple[str, str]]:
