@@ -97,6 +97,8 @@ def read_kept(path: str | os.PathLike, live: bool = False, console_cls: type | N
     path = Path(path)
     if not path.is_file():
         raise ReplayError(f"{path}: no such replay file")
+    if path.stat().st_size == 0:  # libmelee's own message would be a decoder's "Insufficient input ... at byte 0"
+        raise ReplayError(f"{path}: an empty file (0 bytes), not a Slippi replay")
     try:
         console = (console_cls or console_class())(path=str(path), is_dolphin=False, allow_old_version=True,
                                                    skip_rollback_frames=live)

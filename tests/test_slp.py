@@ -19,6 +19,13 @@ def test_missing_file_is_a_replay_error(tmp_path):
         read_gamestates(tmp_path / "nope.slp")
 
 
+def test_an_empty_file_is_named_as_such(tmp_path):
+    """A replay copied while still being written, or a download cut short, is 0 bytes."""
+    (tmp_path / "empty.slp").write_bytes(b"")
+    with pytest.raises(ReplayError, match=r"empty\.slp: an empty file \(0 bytes\)"):
+        encode_replay(tmp_path / "empty.slp")
+
+
 def test_encode_replay_returns_every_frame():
     enc = encode_replay(replay_path("peppi_v3.13.slp"))  # ports 1 and 3
     assert enc.shape == (148, 27) and np.isfinite(enc).all()
