@@ -18,22 +18,44 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
+def _temp_beside(path: Path, suffix: str) -> Path:
+    """A new empty temp file in ``path``'s folder (made if missing), with the permissions any new file gets.
+
+    An error names ``path``, the file the user asked for, not the hidden temp name.
+    """
+    if path.name in ("", ".", "..") or path.is_dir():
+        raise IsADirectoryError(21, f"cannot write {path}: it is a folder, not a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    except OSError as e:
+        raise cannot_write(path, e) from None
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)  # mkstemp makes it private (0600); the file made should be as any other
+    return Path(name)
+
+
+def cannot_write(path: str | os.PathLike, e: OSError) -> OSError:
+    """``e`` again (its type kept: PermissionError, ...), its message naming ``path``."""
+    return type(e)(e.errno, f"cannot write {path}: {e.strerror or e}")
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `path` through a temp file in the same folder and a rename."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = _temp_beside(path, ".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise cannot_write(path, e) from None
         raise
 
 
@@ -48,18 +70,16 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     folder (a rename across file systems is not atomic) and keeps its extension (tools such as
     ffmpeg pick the format from it)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
-    os.close(fd)
-    tmp = Path(name)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; the file made should be as any other
+    tmp = _temp_beside(path, f".tmp{path.suffix}")
     try:
         yield tmp
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    try:
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise cannot_write(path, e) from None

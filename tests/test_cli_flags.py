@@ -27,6 +27,8 @@ BAD = [
     (["eval", "--episodes", "0"], "--episodes: must be a positive integer"),
     (["bench", "replay", "--capacity", "0"], "--capacity: must be a positive integer"),
     (["bench", "arena", "--seconds", "0"], "--seconds: must be a positive number"),
+    (["eval", "--seed", "99999999999999999999999"], "--seed: must be an integer from 0 to 2^62"),
+    (["watch", "--out", "w.gif", "--seed", "-1"], "--seed: must be an integer from 0 to 2^62"),
 ]
 
 

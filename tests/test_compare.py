@@ -90,7 +90,7 @@ def test_a_folder_that_is_not_a_finished_run_is_refused_by_name_and_nothing_is_w
     # An output that cannot be written is named before anything is: the JSON is not left without its plot.
     (tmp_path / "taken.png").mkdir()
     assert main(["compare", str(good), "--json", str(out), "--plot", str(tmp_path / "taken.png")]) == 2
-    assert "taken.png: a folder, not a file" in capsys.readouterr().err and not out.exists()
+    assert "taken.png': is a folder" in capsys.readouterr().err and not out.exists()
     assert main(["compare", str(good), "--json", str(tmp_path / "nowhere" / "c.json")]) == 2
     assert "no folder" in capsys.readouterr().err
     assert main(["compare", str(good), "--plot", str(tmp_path / "c.svg")]) == 2

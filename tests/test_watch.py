@@ -156,6 +156,7 @@ def _run(capsys, *args: str) -> tuple[int, str]:
     (["--fps", "0"], "--fps", "1-50"),
     (["--fps", "60"], "--fps", "use .mp4 for 60"),
     (["--seconds", "0"], "--seconds", "positive"),
+    (["--seconds", "inf"], "--seconds", "positive number of seconds"),
     (["--scale", "0"], "--scale", "0.25-12"),
     (["--game", "chess"], "--game", "chess"),
 ])

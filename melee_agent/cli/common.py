@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
@@ -62,3 +64,48 @@ def _unavailable(name: str, why: str) -> Callable[[Any], int]:
         raise CommandError(f"`{name}` cannot run here: importing it failed with {why}")
 
     return run
+
+
+#: Flags naming a file a command writes, and flags naming what it reads (files, or run folders whose files it reads).
+OUTPUT_FLAGS = {"json": "--json", "plot": "--plot", "out": "--out"}
+INPUT_FLAGS = ("policy", "model", "replays", "config", "token_file")
+RUN_FILES = ("eval.json", "config.json", "config.toml")  # what `compare` reads in each run folder
+
+
+def output_problem(args: argparse.Namespace) -> str | None:
+    """Why an output flag of ``args`` cannot be written, checked before the command does any work, or None.
+
+    Refused: an empty name, a folder, a folder that is missing (where none of it can be made) or not writable,
+    and a file the same command reads (writing it would destroy its own input, with exit status 0).
+    """
+    reads: list[Path] = []
+    for name in INPUT_FLAGS:
+        value = getattr(args, name, None)
+        reads += [Path(v) for v in (value if isinstance(value, list) else [value]) if isinstance(v, str) and v]
+    reads += [Path(run) / f for run in getattr(args, "runs", None) or [] for f in RUN_FILES]
+    for name, flag in OUTPUT_FLAGS.items():
+        value = getattr(args, name, None)
+        if value is None or not isinstance(value, (str, os.PathLike)):
+            continue
+        why = _unwritable(Path(value), str(value), reads)
+        if why:
+            return f"{flag} {str(value)!r}: {why}"
+    return None
+
+
+def _unwritable(out: Path, text: str, reads: list[Path]) -> str | None:
+    if not text.strip():
+        return "an empty file name"
+    if out.is_dir():
+        return "is a folder; give a file name"
+    for r in reads:
+        if out.exists() and r.exists() and os.path.samefile(out, r):
+            return f"is also what this command reads ({r}); writing it would destroy it"
+    folder = out.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the folders below it are made on writing
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in {folder} (read-only or no permission)"
+    return None

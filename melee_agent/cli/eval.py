@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="MODEL.safetensors, or a scripted policy: noop, random, dodger, fighter (default: %(default)s)")
     p.add_argument("--envs", type=flags.positive_int, default=None,
                    help="arena environments stepped together (default: min(episodes, 256))")
-    p.add_argument("--seed", type=flags.nonneg_int, default=1, help="environment seed (default: %(default)s)")
+    p.add_argument("--seed", type=flags.seed, default=1, help="environment seed (default: %(default)s)")
     p.add_argument("--plot", default=None, metavar="PNG",
                    help="with --cpu-level all: where to draw the per-level plot (default: beside --json, "
                         "else eval-levels.png)")

@@ -58,6 +58,17 @@ def nonneg_int(text: str) -> int:
     return v
 
 
+MAX_SEED = 2**62  # the arena adds offsets to a seed as an int64 (torch): 2^62 leaves them room
+
+
+def seed(text: str) -> int:
+    """A random seed: a whole number from 0 to 2^62."""
+    v = _int(text, "an integer from 0 to 2^62")
+    if not 0 <= v <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2^62 ({MAX_SEED}), got {text!r}")
+    return v
+
+
 def positive_float(text: str) -> float:
     try:
         v = float(text)
@@ -81,9 +92,31 @@ def manager_url(text: str) -> str:
 
 
 def device(text: str) -> str:
-    """A torch device string (cpu, cuda, cuda:1, mps ...); whether it is present is checked where it is used."""
+    """A torch device string (cpu, cuda, cuda:1, mps ...); whether it is present is :func:`missing_device`'s
+    question, asked before a command runs (parsing alone, as a test of the documented commands does, needs
+    no GPU)."""
     try:
         torch.device(text)
     except (RuntimeError, ValueError):
         raise argparse.ArgumentTypeError(f"must be a torch device such as cpu, cuda or cuda:1, got {text!r}") from None
     return text
+
+
+def missing_device(text: str) -> str | None:
+    """Why the torch device ``text`` cannot be used here, or None where it can.
+
+    >>> missing_device("cpu") is None
+    True
+    """
+    dev = torch.device(text)
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            build = "this torch is a CPU build" if torch.version.cuda is None else "no NVIDIA GPU is visible"
+            return f"--device {text}: CUDA is not available ({build})"
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            return f"--device {text}: there are {torch.cuda.device_count()} CUDA device(s), numbered from 0"
+    elif dev.type == "mps" and not torch.backends.mps.is_available():
+        return f"--device {text}: MPS is not available here"
+    elif dev.type not in ("cpu", "cuda", "mps"):
+        return f"--device {text}: melee-agent runs on cpu, cuda or mps"
+    return None

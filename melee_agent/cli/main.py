@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from melee_agent.cli.common import CommandError, add_unavailable, import_or_explain
+from melee_agent.cli import flags
+from melee_agent.cli.common import CommandError, add_unavailable, import_or_explain, output_problem
 from melee_agent.config import ConfigError
 
 #: Subcommand modules in this package; each defines ``register(subparsers)``.
@@ -39,11 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _runtime_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [CommandError, ConfigError, FileNotFoundError, FileExistsError, KeyError,
-                                         ValueError]
+    # OSError: a file or folder the user named cannot be read or written (its message names it).
+    errors: list[type[BaseException]] = [CommandError, ConfigError, OSError, KeyError, ValueError]
     for module, name in (("melee_agent.dolphin", "DolphinError"), ("melee_agent.workers.client", "ManagerError"),
                          ("melee_agent.manager.process", "ManagerProcessError"),
-                         ("melee_agent.workers.launch_local", "FleetError")):
+                         ("melee_agent.workers.launch_local", "FleetError"), ("umi.protocol", "ProtocolError")):
         mod, _ = import_or_explain(module)
         if mod is not None:
             errors.append(getattr(mod, name))
@@ -52,6 +53,11 @@ def _runtime_errors() -> tuple[type[BaseException], ...]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    missing = flags.missing_device(args.device) if isinstance(getattr(args, "device", None), str) else None
+    problem = missing or output_problem(args)
+    if problem:
+        print(f"melee-agent {args.command}: error: {problem}", file=sys.stderr)
+        return 2
     try:
         return int(args.func(args) or 0)
     except _runtime_errors() as e:

@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="game seconds to draw at most; the episode's end stops it sooner (default: %(default)s)")
     p.add_argument("--fps", type=int, default=30,
                    help="frames per second of the video; the game runs at 60 (default: %(default)s)")
-    p.add_argument("--seed", type=flags.nonneg_int, default=1, help="arena and policy seed (default: %(default)s)")
+    p.add_argument("--seed", type=flags.seed, default=1, help="arena and policy seed (default: %(default)s)")
     p.add_argument("--scale", type=float, default=3.0,
                    help="pixels per game unit; 3 gives 768 x 510 (default: %(default)s)")
     p.add_argument("--config", default="default",
@@ -107,8 +107,8 @@ def check_options(o: WatchOptions) -> str:
         raise ValueError(f"--fps {e}") from None
     if not 1 <= o.cpu_level <= 9:
         raise ValueError(f"--cpu-level must be one level, 1-9; got {o.cpu_level}")
-    if not o.seconds > 0:
-        raise ValueError(f"--seconds must be positive, got {o.seconds}")
+    if not 0 < o.seconds < float("inf"):
+        raise ValueError(f"--seconds must be a positive number of seconds, got {o.seconds}")
     if not 0.25 <= o.scale <= 12:
         raise ValueError(f"--scale must be 0.25-12 pixels per game unit, got {o.scale}")
     return fmt

@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--spool-dir", default=None, metavar="DIR",
                    help="keep batches here until the manager takes them; a worker restarted on the same DIR "
                         "sends what its predecessor left (default: a temporary folder)")
-    p.add_argument("--seed", type=flags.nonneg_int, default=None, help="environment seed (default: from the index and clock)")
+    p.add_argument("--seed", type=flags.seed, default=None, help="environment seed (default: from the index and clock)")
     p.set_defaults(func=run)
 
 
