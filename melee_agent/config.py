@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -287,6 +288,65 @@ def check_dolphin_config(d: DolphinConfig, origin: str = "config") -> None:
             raise ConfigError(f"{origin}: dolphin.{key} must be at least 1, got {getattr(d, key)}")
 
 
+_POSITIVE, _AT_LEAST_1, _AT_LEAST_0 = "a positive number", "an integer of at least 1", "0 or more"
+_FRACTION = "a number from 0 to 1"
+#: The values each setting can take, where not every value of its type can work (a zero batch, a NaN rate).
+#: Checked once the file and the overrides are applied, so a run never starts on one it would fail with later.
+RANGES: dict[str, str] = {
+    "replay.capacity": _AT_LEAST_1, "replay.block_size": _AT_LEAST_1, "replay.alpha": _AT_LEAST_0,
+    "replay.beta": _FRACTION, "replay.beta_steps": _AT_LEAST_0,
+    "learner.batch_size": _AT_LEAST_1, "learner.gamma": _FRACTION, "learner.lr": _POSITIVE,
+    "learner.grad_clip": _POSITIVE, "learner.target_sync": _AT_LEAST_1, "learner.metrics_every": _AT_LEAST_1,
+    "learner.huber_delta": _POSITIVE, "learner.shared": _AT_LEAST_1, "learner.stream": _AT_LEAST_1,
+    "learner.reward_scale": _POSITIVE,
+    "env.cpu_level": "a CPU level 1-9", "env.cpu_levels": "CPU levels 1-9", "env.level_weights": "weights of 0 or more",
+    "env.max_frames": _AT_LEAST_1, "env.clock_frames": _AT_LEAST_0, "env.delay_frames": _AT_LEAST_0,
+    "worker.envs": _AT_LEAST_1, "worker.segment_seconds": _POSITIVE, "worker.n_step": _AT_LEAST_1,
+    "worker.upload_rows": _AT_LEAST_1, "worker.epsilon_base": _FRACTION, "worker.epsilon_alpha": _AT_LEAST_0,
+    "worker.torch_threads": _AT_LEAST_0, "worker.spool_mb": _POSITIVE, "worker.backoff_max_s": _POSITIVE,
+    "manager.port": "a port 0-65535", "manager.burn_in": _AT_LEAST_0, "manager.publish_every": _AT_LEAST_1,
+    "manager.max_train_per_row": _POSITIVE, "manager.queue_batches": _AT_LEAST_1,
+    "manager.max_upload_rows": _AT_LEAST_1, "manager.checkpoint_every": _AT_LEAST_1,
+    "manager.keep_checkpoints": _AT_LEAST_1, "manager.torch_threads": _AT_LEAST_0,
+    "train.minutes": _POSITIVE, "train.workers": _AT_LEAST_1, "train.eval_every_minutes": _POSITIVE,
+    "train.eval_episodes": _AT_LEAST_1, "train.progress_eval_episodes": _AT_LEAST_1,
+    "train.final_games_per_level": _AT_LEAST_1, "train.final_games_level_9": _AT_LEAST_0, "train.eval_envs": _AT_LEAST_1,
+}
+
+
+def _fits(value: Any, kind: str) -> bool:
+    values = value if isinstance(value, list) else [value]
+    ok = all(math.isfinite(v) for v in values)
+    if kind == _POSITIVE:
+        return ok and all(v > 0 for v in values)
+    if kind == _AT_LEAST_1:
+        return ok and all(v >= 1 for v in values)
+    if kind == _FRACTION:
+        return ok and all(0 <= v <= 1 for v in values)
+    if kind in ("a CPU level 1-9", "CPU levels 1-9"):
+        return all(1 <= v <= 9 for v in values)
+    if kind == "a port 0-65535":
+        return all(0 <= v <= 65535 for v in values)
+    if kind == "weights of 0 or more":
+        return ok and all(v >= 0 for v in values) and (not values or sum(values) > 0)
+    return ok and all(v >= 0 for v in values)  # _AT_LEAST_0
+
+
+def check_ranges(cfg: Config) -> None:
+    """A :class:`ConfigError` naming the first setting outside :data:`RANGES`.
+
+    >>> c = Config(); c.learner.lr = float("nan"); check_ranges(c)
+    Traceback (most recent call last):
+    ...
+    melee_agent.config.ConfigError: learner.lr must be a positive number, got nan
+    """
+    for dotted, kind in RANGES.items():
+        section, key = dotted.split(".")
+        value = getattr(getattr(cfg, section), key)
+        if not _fits(value, kind):
+            raise ConfigError(f"{dotted} must be {kind}, got {value!r}")
+
+
 def load_config(path: str | os.PathLike | None = "default", overrides: list[str] | None = None) -> Config:
     """Read a TOML config (a path, or the name of a shipped config) and apply ``section.key=value`` overrides."""
     cfg = Config()
@@ -308,13 +368,7 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
         dotted, text = item.split("=", 1)
         section, key = dotted.strip().split(".", 1)
         _apply(cfg, section, key.strip(), _parse_value(text.strip()), f"--set {item}")
-    if cfg.train.eval_envs < 1:
-        raise ConfigError(f"train.eval_envs must be at least 1, got {cfg.train.eval_envs}")
-    for key in ("shared", "stream"):
-        if getattr(cfg.learner, key) < 1:
-            raise ConfigError(f"learner.{key} (the network's width) must be at least 1, got {getattr(cfg.learner, key)}")
-    if not cfg.learner.reward_scale > 0:
-        raise ConfigError(f"learner.reward_scale must be positive, got {cfg.learner.reward_scale}")
+    check_ranges(cfg)
     weights, levels = cfg.env.level_weights, cfg.env.cpu_levels
     if weights and len(weights) != len(levels):
         # Caught here, not in a worker that would die on it: `--set env.cpu_levels=[9]` on a weighted config.

@@ -45,17 +45,36 @@ def test_every_shipped_config_loads() -> None:
 
 def test_an_evaluation_needs_at_least_one_environment():
     assert load_config("fight", ["train.eval_envs=1"]).train.eval_envs == 1
-    with pytest.raises(ConfigError, match="train.eval_envs must be at least 1, got 0"):
+    with pytest.raises(ConfigError, match="train.eval_envs must be an integer of at least 1, got 0"):
         load_config("default", ["train.eval_envs=0"])
 
 
 def test_the_network_width_and_reward_scale_are_checked_when_the_config_loads():
     cfg = load_config("fight", ["learner.shared=64", "learner.stream=256", "learner.reward_scale=0.1"])
     assert (cfg.learner.shared, cfg.learner.stream, cfg.learner.reward_scale) == (64, 256, 0.1)
-    with pytest.raises(ConfigError, match="learner.stream .the network's width. must be at least 1, got 0"):
+    with pytest.raises(ConfigError, match="learner.stream must be an integer of at least 1, got 0"):
         load_config("fight", ["learner.stream=0"])
-    with pytest.raises(ConfigError, match="learner.reward_scale must be positive, got -1"):
+    with pytest.raises(ConfigError, match="learner.reward_scale must be a positive number, got -1"):
         load_config("fight", ["learner.reward_scale=-1"])
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("learner.lr=-1", "learner.lr must be a positive number, got -1.0"),
+    ("learner.lr=nan", "learner.lr must be a positive number, got nan"),
+    ("learner.gamma=5", "learner.gamma must be a number from 0 to 1"),
+    ("learner.batch_size=0", "learner.batch_size must be an integer of at least 1"),
+    ("learner.target_sync=0", "learner.target_sync must be an integer of at least 1"),
+    ("replay.capacity=0", "replay.capacity must be an integer of at least 1"),
+    ("replay.alpha=nan", "replay.alpha must be 0 or more"),
+    ("env.cpu_level=10", "env.cpu_level must be a CPU level 1-9"),
+    ("env.level_weights=[0, 0, 0, 0, 0, 0, 0, 0, 0]", "env.level_weights must be weights of 0 or more"),
+    ("worker.epsilon_base=1.5", "worker.epsilon_base must be a number from 0 to 1"),
+    ("manager.port=70000", "manager.port must be a port 0-65535"),
+])
+def test_a_value_no_run_can_use_is_refused_when_the_config_loads(override, message):
+    """Before: a NaN or negative rate failed at the manager's start, a zero batch or target sync was taken."""
+    with pytest.raises(ConfigError, match=message.replace("(", ".").replace(")", ".").replace("[", ".")):
+        load_config("fight", [override])
 
 
 def test_the_delayed_fight_config_is_the_fight_config_with_18_frames_of_delay_and_macros_as_long():
