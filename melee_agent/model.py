@@ -121,6 +121,13 @@ def _expected_actions(action_set: str | None) -> int | None:
         return None
 
 
+class ModelMismatch(ValueError):
+    """A whole model file made for something else: another schema, state layout or action set.
+
+    Unlike a damaged download it does not get better by trying again.
+    """
+
+
 def model_from_bytes(
     data: bytes,
     *,
@@ -132,13 +139,13 @@ def model_from_bytes(
     """Rebuild a :class:`DuelingDQN` from model-file bytes, checking schema, layout and action set."""
     meta = read_metadata(data)
     if meta.get("schema") != MODEL_SCHEMA:
-        raise ValueError(f"{origin}: schema is {meta.get('schema')!r}, expected {MODEL_SCHEMA!r}")
+        raise ModelMismatch(f"{origin}: schema is {meta.get('schema')!r}, expected {MODEL_SCHEMA!r}")
     if state_layout is not None and meta.get("state_layout") != state_layout:
-        raise ValueError(
+        raise ModelMismatch(
             f"{origin}: state layout {meta.get('state_layout')!r} does not match {state_layout!r}"
         )
     if action_set is not None and meta.get("action_set") != action_set:
-        raise ValueError(f"{origin}: action set {meta.get('action_set')!r} does not match {action_set!r}")
+        raise ModelMismatch(f"{origin}: action set {meta.get('action_set')!r} does not match {action_set!r}")
     try:
         sizes = json.loads(meta["sizes"])
         version, train_step = int(meta["version"]), int(meta["train_step"])

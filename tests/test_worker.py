@@ -73,3 +73,17 @@ def test_a_worker_that_cannot_spool_sends_the_batch_directly(tmp_path, monkeypat
         assert len(w.spool) == 0
     w.upload(data, SegmentStats())  # the manager is gone too: dropped and counted
     assert w.summary()["rows_dropped"] == 300 and w.rows_sent == 300
+
+
+def test_a_worker_for_another_action_set_stops_at_once_and_leaves_no_temp_spool(tmp_path, manager, temp_in_tmp_path):
+    """Before: 'model download rejected ... no model yet, retrying' for ever; no download can ever fit."""
+    from melee_agent.workers.client import ManagerRefused
+
+    with manager(tmp_path / "run") as m:  # the manager trains the `small` config's action set
+        worker = Worker(load_config("fight"), WorkerSettings(manager=m.url))  # no --spool-dir: a temp spool
+        spool = worker.spool.dir
+        assert spool.parent == temp_in_tmp_path and spool.is_dir()
+        with pytest.raises(ManagerRefused, match="action set .* does not match 'fight'.*start the worker with the "
+                                                  "manager's --config"):
+            worker.run()
+    assert not spool.exists() and list(temp_in_tmp_path.iterdir()) == []

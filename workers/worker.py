@@ -32,7 +32,7 @@ from melee_agent.config import Config
 from melee_agent.dolphin import DolphinEnv  # light: libmelee is imported only when one is built
 from melee_agent.envs import make_env
 from melee_agent.segment_stats import SegmentStats
-from melee_agent.model import model_from_bytes
+from melee_agent.model import ModelMismatch, model_from_bytes
 from melee_agent.wire import encode_experience
 from melee_agent.workers.priorities import td_priorities
 from melee_agent.workers.backoff import Backoff
@@ -127,6 +127,11 @@ class Worker:
             return False
         try:
             model, meta = check_model(data, headers, self.cfg.env.action_set, self.s.device)
+        except ModelMismatch as e:
+            # The manager trains a model for another game or action set: no later download will fit either.
+            raise ManagerRefused(f"{e}: the manager runs another config than this worker's "
+                                 f"(env.action_set {self.cfg.env.action_set!r}); start the worker with the "
+                                 "manager's --config", 200) from None
         except ValueError as e:
             self.models_rejected += 1
             log.warning("model download rejected: %s; %s", e,
@@ -228,6 +233,15 @@ class Worker:
         return False
 
     def run(self) -> int:
+        """Play and upload until stopped (or ``segments`` are played); 0 when it ends as asked."""
+        try:
+            return self._run()
+        finally:
+            # A temp spool no one will start a worker on again: gone when empty, however the run ended.
+            if self._temp_spool and not len(self.spool):
+                shutil.rmtree(self.spool.dir, ignore_errors=True)
+
+    def _run(self) -> int:
         cfg, s = self.cfg, self.s
         if cfg.worker.torch_threads > 0:
             torch.set_num_threads(cfg.worker.torch_threads)
@@ -281,8 +295,6 @@ class Worker:
         if len(self.spool):
             log.warning("exiting with %d batches (%d rows) spooled in %s: a worker started on that --spool-dir "
                         "sends them", len(self.spool), self.spool.rows, self.spool.dir)
-        elif self._temp_spool:
-            shutil.rmtree(self.spool.dir, ignore_errors=True)
 
     def summary(self) -> dict[str, Any]:
         return {"worker_id": self.worker_id, "epsilon": self.epsilon, "segments": getattr(self, "segments_played", 0),
