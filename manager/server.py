@@ -15,9 +15,14 @@ def load_token(token_file: str | None) -> str | None:
     """The bearer token from ``--token-file`` or ``MELEE_AGENT_TOKEN`` (never the command line)."""
     if token_file:
         path = Path(token_file)
+        if path.is_dir():
+            raise ValueError(f"--token-file {token_file}: a folder, not a file")
         if not path.is_file():
             raise FileNotFoundError(f"--token-file {token_file}: no such file")
-        token = path.read_text().strip()
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError:
+            raise ValueError(f"--token-file {token_file}: not a text file (a token is one line of text)") from None
         if not token:
             raise ValueError(f"--token-file {token_file} is empty")
         return token

@@ -242,7 +242,10 @@ def _read_config_text(name_or_path: str | os.PathLike) -> tuple[str, str]:
     """``(text, origin)`` of a config: a file path, or a bare name of a shipped config."""
     p = Path(name_or_path)
     if p.is_file():
-        return p.read_text(), str(p)
+        try:
+            return p.read_text(encoding="utf-8"), str(p)
+        except UnicodeDecodeError:
+            raise ConfigError(f"{p}: not a config (TOML is UTF-8 text; this file is not text)") from None
     if p.suffix == "" and p.name == str(name_or_path):
         shipped = resources.files(CONFIG_PACKAGE) / f"{name_or_path}.toml"
         if shipped.is_file():

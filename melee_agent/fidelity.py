@@ -600,7 +600,13 @@ def run(paths: Iterable[str | os.PathLike]) -> tuple[list[FileResult], list[str]
     """Analyse each file; a bad one adds its one-line error and is skipped whole."""
     results: list[FileResult] = []
     errors: list[str] = []
+    seen: dict[str, str] = {}
     for p in paths:
+        key = os.path.realpath(p)
+        if key in seen:  # its hits would count twice
+            errors.append(f"{p}: the same file as {seen[key]}, read once")
+            continue
+        seen[key] = str(p)
         try:
             results.append(analyse(read_replay(p)))
         except ReplayError as e:

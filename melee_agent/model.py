@@ -28,7 +28,7 @@ from safetensors.torch import save as st_save_bytes
 from torch import nn
 
 from melee_agent.files import atomic_write_bytes
-from melee_agent.safetensors_header import read_metadata
+from melee_agent.safetensors_header import HeaderError, read_metadata
 from melee_agent.state import STATE_DIM, STATE_LAYOUT
 
 MODEL_SCHEMA = "melee-agent/model/1"
@@ -137,7 +137,10 @@ def model_from_bytes(
     origin: str = "model",
 ) -> tuple[DuelingDQN, dict[str, Any]]:
     """Rebuild a :class:`DuelingDQN` from model-file bytes, checking schema, layout and action set."""
-    meta = read_metadata(data)
+    try:
+        meta = read_metadata(data)
+    except HeaderError as e:
+        raise HeaderError(f"{origin}: {e}") from None
     if meta.get("schema") != MODEL_SCHEMA:
         raise ModelMismatch(f"{origin}: schema is {meta.get('schema')!r}, expected {MODEL_SCHEMA!r}")
     if state_layout is not None and meta.get("state_layout") != state_layout:

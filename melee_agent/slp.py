@@ -95,6 +95,8 @@ def read_kept(path: str | os.PathLike, live: bool = False, console_cls: type | N
     there too.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ReplayError(f"{path}: a folder, not a replay file (give its .slp files: {path}/*.slp)")
     if not path.is_file():
         raise ReplayError(f"{path}: no such replay file")
     if path.stat().st_size == 0:  # libmelee's own message would be a decoder's "Insufficient input ... at byte 0"

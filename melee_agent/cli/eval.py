@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", default="random",
                    help="MODEL.safetensors, or a scripted policy: noop, random, dodger, fighter (default: %(default)s)")
     p.add_argument("--envs", type=flags.positive_int, default=None,
-                   help="arena environments stepped together (default: min(episodes, 256))")
+                   help="arena environments stepped together (default: min(episodes, 256); never more than --episodes)")
     p.add_argument("--seed", type=flags.seed, default=1, help="environment seed (default: %(default)s)")
     p.add_argument("--plot", default=None, metavar="PNG",
                    help="with --cpu-level all: where to draw the per-level plot (default: beside --json, "
@@ -104,7 +104,8 @@ def evaluate_levels(cfg: Config, policy_spec: str, levels: list[int], episodes: 
         seconds = round(time.perf_counter() - t0, 2)
         per = r.per_level or {levels[0]: r}
         return [LevelRow(policy_spec, cfg.env.env, lv, per[lv], seconds) for lv in levels]
-    n_envs = 1 if cfg.env.env == "dolphin" else (envs or min(episodes, 256))
+    # More environments than episodes would only play games that are not counted.
+    n_envs = 1 if cfg.env.env == "dolphin" else min(envs or 256, episodes)
     results = []
     for level in levels:
         env = make_env(cfg, num_envs=n_envs, device=device, seed=seed, cpu_level=level)
@@ -162,6 +163,12 @@ def run(args: argparse.Namespace) -> int:
     args.set = overrides
     cfg = config_from_args(args)
     levels = parse_levels(args.cpu_level, env_levels(cfg))
+    if args.plot is not None:
+        if Path(args.plot).suffix.lower() != ".png":
+            raise ValueError(f"--plot {args.plot}: the plot is a PNG; name it .png")
+        if len(levels) == 1:
+            print("melee-agent eval: note: --plot draws one bar per level; with one level there is none to draw",
+                  file=sys.stderr)
     replays = None
     if cfg.env.env == "dolphin" and not args.no_replays and not cfg.dolphin.save_replays:
         # Every evaluated game as a Slippi replay, to watch what the agent did in Slippi Launcher.

@@ -46,7 +46,14 @@ def serve(args: argparse.Namespace) -> int:
     socket_path = args.socket or os.environ.get("UMI_SOCKET")
     if not socket_path:
         raise CommandError("no arena socket: set UMI_SOCKET or pass --socket (umi-conform sets it)")
-    umi.serve(bot, argv=["--socket", socket_path])
+    try:
+        umi.serve(bot, argv=["--socket", socket_path])
+    except (BrokenPipeError, ConnectionResetError):
+        raise CommandError(f"--socket {socket_path}: the arena closed the connection") from None
+    except OSError as e:  # no such socket, not a socket, nothing listening
+        raise CommandError(f"--socket {socket_path}: cannot connect to the arena ({e.strerror or e})") from None
+    except umi.protocol.ProtocolError as e:
+        raise CommandError(f"--socket {socket_path}: the arena broke the UMI protocol ({e})") from None
     return 0
 
 
