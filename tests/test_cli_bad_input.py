@@ -70,3 +70,19 @@ def test_umi_names_a_socket_it_cannot_connect_to(tmp_path, capsys, kind):
         sock.write_text("")
     rc, err = _err(capsys, "umi", "--model", str(model), "--socket", str(sock))
     assert rc == 2 and f"--socket {sock}: cannot connect to the arena" in err and "Traceback" not in err
+
+
+def test_a_manager_on_a_busy_port_says_so_and_leaves_no_run_behind(tmp_path, capsys):
+    """Before: 'address already in use' from uvicorn, after the run folder was made; running again on that
+    folder was then refused as 'already holds a run'."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        rc, err = _err(capsys, "manager", "--port", str(port), "--run-dir", str(tmp_path / "run"))
+    assert rc == 2 and f"--port {port}: cannot listen on 127.0.0.1:{port}" in err
+    assert not (tmp_path / "run").exists()
+    rc, err = _err(capsys, "manager", "--host", "no-such-host.invalid", "--run-dir", str(tmp_path / "run"))
+    assert rc == 2 and "--host no-such-host.invalid: not a name or address" in err and not (tmp_path / "run").exists()

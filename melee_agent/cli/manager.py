@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 from pathlib import Path
 
-from melee_agent.cli.common import add_common, config_from_args
+from melee_agent.cli.common import CommandError, add_common, config_from_args
 from melee_agent.config import default_run_dir
 from melee_agent.cli import flags
 
@@ -23,6 +24,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def check_listen(host: str, port: int) -> None:
+    """A :class:`CommandError` naming ``host``/``port`` where the server could not listen (as uvicorn binds)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise CommandError(f"--host {host}: not a name or address this machine can listen on ({e.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        try:
+            s.bind(address)
+        except OSError as e:
+            raise CommandError(f"--port {port}: cannot listen on {host}:{port} ({e.strerror}); another program may "
+                               "hold it: pick another --port (0: a free one)") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from melee_agent.manager.server import load_token, serve  # noqa: PLC0415
     from melee_agent.manager.trainer import check_run_dir  # noqa: PLC0415
@@ -37,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
     token = load_token(args.token_file)
     host = args.host or cfg.manager.host
     check_run_dir(run_dir, args.resume)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     port = cfg.manager.port if args.port is None else args.port
+    check_listen(host, port)  # before the run folder is made: a busy port must not leave a run behind
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("melee_agent.manager").info("run folder %s, serving on http://%s:%d%s", run_dir, host, port,
                                                   " (token required)" if token else "")
     serve(cfg, run_dir, host, port, device=args.device, token=token, resume=args.resume)
