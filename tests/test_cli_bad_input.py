@@ -86,3 +86,22 @@ def test_a_manager_on_a_busy_port_says_so_and_leaves_no_run_behind(tmp_path, cap
     assert not (tmp_path / "run").exists()
     rc, err = _err(capsys, "manager", "--host", "no-such-host.invalid", "--run-dir", str(tmp_path / "run"))
     assert rc == 2 and "--host no-such-host.invalid: not a name or address" in err and not (tmp_path / "run").exists()
+
+
+def test_running_out_of_memory_is_one_line_and_other_errors_are_not_hidden(capsys, monkeypatch):
+    import melee_agent.cli.fidelity as fidelity_cli
+
+    def oom(args):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: you "
+                           "tried to allocate 800000000000 bytes")
+
+    monkeypatch.setattr(fidelity_cli, "run", oom)
+    rc, err = _err(capsys, "fidelity", "x.slp")
+    assert rc == 2 and err.count("\n") == 1 and "out of memory" in err and "--episodes" in err
+
+    def bug(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(fidelity_cli, "run", bug)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["fidelity", "x.slp"])

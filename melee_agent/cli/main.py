@@ -51,6 +51,13 @@ def _runtime_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def _out_of_memory(e: RuntimeError) -> bool:
+    """torch's allocation failures: CUDA's own type, the CPU allocator's message."""
+    import torch  # noqa: PLC0415 (loaded already by the flags)
+
+    return isinstance(e, torch.OutOfMemoryError) or "can't allocate memory" in str(e)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     missing = flags.missing_device(args.device) if isinstance(getattr(args, "device", None), str) else None
@@ -63,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     except _runtime_errors() as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"melee-agent {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        if not _out_of_memory(e):
+            raise
+        print(f"melee-agent {args.command}: error: out of memory ({str(e).splitlines()[0][:160]}); "
+              "ask for fewer environments or episodes at once (--envs, --episodes, train.eval_envs)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"melee-agent {args.command}: interrupted", file=sys.stderr)
