@@ -105,3 +105,10 @@ def test_running_out_of_memory_is_one_line_and_other_errors_are_not_hidden(capsy
     monkeypatch.setattr(fidelity_cli, "run", bug)
     with pytest.raises(RuntimeError, match="a bug"):
         main(["fidelity", "x.slp"])
+
+
+def test_a_file_as_the_workers_spool_folder_is_named(tmp_path, capsys):
+    taken = tmp_path / "m.safetensors"
+    taken.write_text("x")
+    rc, err = _err(capsys, "worker", "--manager", "http://127.0.0.1:9", "--spool-dir", str(taken))
+    assert rc == 2 and f"--spool-dir {taken}: a file, not a folder" in err and taken.read_text() == "x"

@@ -6,6 +6,7 @@ import argparse
 import logging
 import json
 import threading
+from pathlib import Path
 
 from melee_agent.files import atomic_write_json
 from melee_agent.envs import ENVS
@@ -35,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     if args.env:
         args.set = [*args.set, f"env.env={args.env}"]
     cfg = config_from_args(args)
+    if args.spool_dir and Path(args.spool_dir).exists() and not Path(args.spool_dir).is_dir():
+        raise ValueError(f"--spool-dir {args.spool_dir}: a file, not a folder")
     if args.worker_index >= args.num_workers:
         raise ValueError(f"--worker-index {args.worker_index} must be below --num-workers {args.num_workers}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
