@@ -18,28 +18,41 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
+def _read_umask() -> int:
+    umask = os.umask(0)  # the only way to read it is to set it: done once, at import, before any thread starts
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _read_umask()
+
+
 def _temp_beside(path: Path, suffix: str) -> Path:
     """A new empty temp file in ``path``'s folder (made if missing), with the permissions any new file gets.
 
     An error names ``path``, the file the user asked for, not the hidden temp name.
     """
     if path.name in ("", ".", "..") or path.is_dir():
-        raise IsADirectoryError(21, f"cannot write {path}: it is a folder, not a file name")
+        raise cannot_write(path, IsADirectoryError(21, "it is a folder, not a file name"))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     except OSError as e:
         raise cannot_write(path, e) from None
     os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(name, 0o666 & ~umask)  # mkstemp makes it private (0600); the file made should be as any other
+    try:
+        os.chmod(name, 0o666 & ~_UMASK)  # mkstemp makes it private (0600); the file made should be as any other
+    except OSError as e:
+        os.unlink(name)
+        raise cannot_write(path, e) from None
     return Path(name)
 
 
 def cannot_write(path: str | os.PathLike, e: OSError) -> OSError:
-    """``e`` again (its type kept: PermissionError, ...), its message naming ``path``."""
-    return type(e)(e.errno, f"cannot write {path}: {e.strerror or e}")
+    """``e`` again (its type kept: PermissionError, ...), its message naming ``path`` (also its ``path``)."""
+    err = type(e)(e.errno, f"cannot write {path}: {e.strerror or e}")
+    err.path = str(path)  # type: ignore[attr-defined]
+    return err
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -212,6 +212,10 @@ def model_policy(path: str | Path, action_set: str, device: str | torch.device =
     return act
 
 
+#: The policies named rather than loaded from a file.
+SCRIPTED = ("noop", "random", "dodger", "fighter")
+
+
 def make_policy(spec: str, action_set: str, device: str | torch.device = "cpu", seed: int = 0,
                 delay_frames: int | None = None) -> Policy:
     """The named baseline, or a model file's policy (``delay_frames``: the delay it will play at, checked

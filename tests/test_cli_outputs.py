@@ -4,7 +4,6 @@ that is not here."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import stat
 
@@ -12,7 +11,8 @@ import pytest
 import torch
 
 from melee_agent.cli.main import main
-from melee_agent.files import atomic_write_bytes, atomic_write_json
+from melee_agent import files
+from melee_agent.files import atomic_output, atomic_write_bytes, atomic_write_json, cannot_write
 from melee_agent.model import DuelingDQN, save_model
 from tests.conftest import replay_path
 
@@ -73,13 +73,12 @@ def test_a_failed_write_names_the_file_asked_for_not_its_temp(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no temp left
 
 
-def test_written_files_get_the_usual_permissions_not_mkstemps_private_ones(tmp_path):
-    umask = os.umask(0o022)
-    try:
-        atomic_write_json(tmp_path / "r.json", {})
-    finally:
-        os.umask(umask)
-    assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o644
+def test_written_files_get_the_usual_permissions_not_mkstemps_private_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "_UMASK", 0o022)  # the process's umask, read once at import
+    atomic_write_json(tmp_path / "r.json", {})
+    with atomic_output(tmp_path / "v.gif") as tmp:
+        tmp.write_bytes(b"GIF89a")
+    assert [stat.S_IMODE((tmp_path / n).stat().st_mode) for n in ("r.json", "v.gif")] == [0o644, 0o644]
 
 
 def test_an_unwritable_output_at_run_time_is_one_line(tmp_path, capsys, monkeypatch):
@@ -87,7 +86,7 @@ def test_an_unwritable_output_at_run_time_is_one_line(tmp_path, capsys, monkeypa
     import melee_agent.cli.fidelity as fidelity_cli
 
     def fail(path, obj):
-        raise PermissionError(13, f"cannot write {path}: Permission denied")
+        raise cannot_write(path, PermissionError(13, "Permission denied"))
 
     monkeypatch.setattr(fidelity_cli, "atomic_write_json", fail)
     rc, err = _run(capsys, "fidelity", str(replay_path("libmelee_test_game_1.slp")), "--json", str(tmp_path / "f.json"))
@@ -98,3 +97,41 @@ def test_an_unwritable_output_at_run_time_is_one_line(tmp_path, capsys, monkeypa
 def test_a_device_that_is_not_here_is_refused_before_any_work(capsys):
     rc, err = _run(capsys, "eval", "--device", "cuda", "--episodes", "1")
     assert rc == 2 and "--device cuda: CUDA is not available" in err and "Traceback" not in err
+
+
+def test_an_oserror_that_names_no_file_keeps_its_traceback(capsys, monkeypatch):
+    """A broken pipe or too many open files says nothing in one line; its traceback says where it came from."""
+    import melee_agent.cli.fidelity as fidelity_cli
+
+    def broken(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(fidelity_cli, "run", broken)
+    with pytest.raises(BrokenPipeError):
+        main(["fidelity", "x.slp"])
+
+
+def test_a_scripted_policys_name_is_not_a_file_to_protect(tmp_path, capsys, monkeypatch):
+    """`eval --policy random --json random` twice: the second time the file "random" is the first run's output."""
+    import melee_agent.cli.eval as eval_cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "random").write_text("{}")
+    monkeypatch.setattr(eval_cli, "run", lambda args: 0)
+    assert main(["eval", "--policy", "random", "--json", "random"]) == 0
+
+
+def test_two_outputs_on_one_file_are_refused(tmp_path, capsys):
+    rc, err = _run(capsys, "eval", "--cpu-level", "1,2", "--json", str(tmp_path / "x"), "--plot", str(tmp_path / "x"))
+    assert rc == 2 and "is also the --json output" in err
+
+
+def test_bench_learns_run_count_is_not_a_run_folder(tmp_path, capsys, monkeypatch):
+    """`bench learn --runs 2` is a count; compare's RUN arguments are folders (a review caught a TypeError)."""
+    import melee_agent.cli.bench_learn as bench_learn
+
+    monkeypatch.chdir(tmp_path)
+    seen = []
+    monkeypatch.setattr(bench_learn, "run", lambda args: seen.append(args.runs) or {"runs": args.runs})
+    assert main(["bench", "learn", "--runs", "2", "--json", "bench-learn.json"]) == 0 and seen == [2]
+    assert (tmp_path / "bench-learn.json").read_text().strip().startswith("{")

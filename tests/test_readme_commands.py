@@ -64,12 +64,13 @@ def parse_error(args: str) -> str | None:
 
 
 def config_error(argv: list[str]) -> str | None:
-    """Whether ``--config NAME`` (a shipped config, not a path) loads with the command's ``--set`` values."""
+    """Whether ``--config NAME`` (a shipped config, not a path; ``default`` where a ``--set`` comes without
+    one, as every command with --config defaults to it) loads with the command's ``--set`` values."""
     flags = dict(zip(argv, argv[1:]))
-    config = flags.get("--config")
+    sets = [v for k, v in zip(argv, argv[1:]) if k == "--set"]
+    config = flags.get("--config", "default" if sets else None)
     if config is None or "/" in config or config.endswith(".toml"):
         return None
-    sets = [v for k, v in zip(argv, argv[1:]) if k == "--set"]
     try:
         load_config(config, sets)
     except Exception as e:  # noqa: BLE001 (the message is the finding)

@@ -129,9 +129,8 @@ class Worker:
             model, meta = check_model(data, headers, self.cfg.env.action_set, self.s.device)
         except ModelMismatch as e:
             # The manager trains a model for another game or action set: no later download will fit either.
-            raise ManagerRefused(f"{e}: the manager runs another config than this worker's "
-                                 f"(env.action_set {self.cfg.env.action_set!r}); start the worker with the "
-                                 "manager's --config", 200) from None
+            raise ManagerRefused(f"{e}: the manager runs another config than this worker's; start the worker "
+                                 "with the manager's --config", 200) from None
         except ValueError as e:
             self.models_rejected += 1
             log.warning("model download rejected: %s; %s", e,
@@ -240,6 +239,9 @@ class Worker:
             # A temp spool no one will start a worker on again: gone when empty, however the run ended.
             if self._temp_spool and not len(self.spool):
                 shutil.rmtree(self.spool.dir, ignore_errors=True)
+            elif self._temp_spool:
+                log.warning("%d batches (%d rows) left in the temp spool %s: a worker started with that "
+                            "--spool-dir sends them", len(self.spool), self.spool.rows, self.spool.dir)
 
     def _run(self) -> int:
         cfg, s = self.cfg, self.s

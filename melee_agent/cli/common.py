@@ -81,15 +81,28 @@ def output_problem(args: argparse.Namespace) -> str | None:
     reads: list[Path] = []
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
-        reads += [Path(v) for v in (value if isinstance(value, list) else [value]) if isinstance(v, str) and v]
-    reads += [Path(run) / f for run in getattr(args, "runs", None) or [] for f in RUN_FILES]
+        values = value if isinstance(value, list) else [value]
+        if name == "policy" and isinstance(value, str):
+            from melee_agent.policies import SCRIPTED  # noqa: PLC0415 (the commands with --policy load it anyway)
+
+            # A scripted policy's name is not a file, whatever file of that name the folder holds.
+            values = [] if value in SCRIPTED else values
+        reads += [Path(v) for v in values if isinstance(v, str) and v]
+    runs = getattr(args, "runs", None)  # compare's run folders (bench learn's --runs is a count)
+    if isinstance(runs, list):
+        reads += [Path(run) / f for run in runs if isinstance(run, str) for f in RUN_FILES]
+    written: dict[str, str] = {}
     for name, flag in OUTPUT_FLAGS.items():
         value = getattr(args, name, None)
         if value is None or not isinstance(value, (str, os.PathLike)):
             continue
         why = _unwritable(Path(value), str(value), reads)
+        key = os.path.abspath(value) if str(value).strip() else ""
+        if not why and key in written:
+            why = f"is also the {written[key]} output; give each its own file"
         if why:
             return f"{flag} {str(value)!r}: {why}"
+        written[key] = flag
     return None
 
 

@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _runtime_errors() -> tuple[type[BaseException], ...]:
-    # OSError: a file or folder the user named cannot be read or written (its message names it).
-    errors: list[type[BaseException]] = [CommandError, ConfigError, OSError, KeyError, ValueError]
+    errors: list[type[BaseException]] = [CommandError, ConfigError, FileNotFoundError, FileExistsError, KeyError,
+                                         ValueError]
     for module, name in (("melee_agent.dolphin", "DolphinError"), ("melee_agent.workers.client", "ManagerError"),
                          ("melee_agent.manager.process", "ManagerProcessError"),
                          ("melee_agent.workers.launch_local", "FleetError"), ("umi.protocol", "ProtocolError")):
@@ -55,7 +55,8 @@ def _out_of_memory(e: RuntimeError) -> bool:
     """torch's allocation failures: CUDA's own type, the CPU allocator's message."""
     import torch  # noqa: PLC0415 (loaded already by the flags)
 
-    return isinstance(e, torch.OutOfMemoryError) or "can't allocate memory" in str(e)
+    cuda_oom = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)  # torch.OutOfMemoryError: 2.5 on
+    return isinstance(e, cuda_oom) or "can't allocate memory" in str(e)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"melee-agent {args.command}: error: out of memory ({str(e).splitlines()[0][:160]}); "
               "ask for fewer environments or episodes at once (--envs, --episodes, train.eval_envs)", file=sys.stderr)
+        return 2
+    except OSError as e:
+        # A file or folder the user named cannot be read or written: the message names it. Any other OSError
+        # (a broken pipe, too many open files) keeps its traceback, which says where it came from.
+        if e.filename is None and not getattr(e, "path", None):
+            raise
+        print(f"melee-agent {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"melee-agent {args.command}: interrupted", file=sys.stderr)

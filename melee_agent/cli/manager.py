@@ -25,19 +25,27 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def check_listen(host: str, port: int) -> None:
-    """A :class:`CommandError` naming ``host``/``port`` where the server could not listen (as uvicorn binds)."""
+    """A :class:`CommandError` naming ``host``/``port`` where the server could not listen.
+
+    As asyncio's ``create_server`` (uvicorn's) binds: every address the host resolves to ("" is every
+    interface), an address family this machine lacks passed over.
+    """
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as e:
         raise CommandError(f"--host {host}: not a name or address this machine can listen on ({e.strerror})") from None
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+    for family, kind, proto, _, address in infos:
         try:
-            s.bind(address)
-        except OSError as e:
-            raise CommandError(f"--port {port}: cannot listen on {host}:{port} ({e.strerror}); another program may "
-                               "hold it: pick another --port (0: a free one)") from None
+            s = socket.socket(family, kind, proto)
+        except OSError:
+            continue
+        with s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio does
+            try:
+                s.bind(address)
+            except OSError as e:
+                raise CommandError(f"--port {port}: cannot listen on {host}:{port} ({e.strerror}); another program "
+                                   "may hold it: pick another --port (0: a free one)") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,8 +1,9 @@
 """`melee-agent umi --model FILE`: serve a model as a Computer Melee Championship bot (UMI v1);
 `melee-agent umi export --model FILE --out bot.zip`: the zip the championship takes.
 
-Serving connects to ``UMI_SOCKET`` (or ``--socket``), as ``umi.serve`` does, and plays until the
-arena shuts the session down; check it with the package's own conformance test::
+Serving connects to ``UMI_SOCKET`` (or ``--socket``) and plays until the arena shuts the session down, as
+``umi.serve`` does (its few lines repeated in :func:`play`, so that a socket that fails is named in one
+line); check it with the package's own conformance test::
 
     umi-conform --cmd "melee-agent umi --model model.safetensors" --delay 18 --characters FOX --realtime
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 
 from melee_agent.cli.common import CommandError
 
@@ -40,21 +42,40 @@ def _bot(path: str | None):
 
 
 def serve(args: argparse.Namespace) -> int:
-    import umi  # noqa: PLC0415
-
     bot = _bot(args.model)  # a bad model file fails here, in one line, before any connection
     socket_path = args.socket or os.environ.get("UMI_SOCKET")
     if not socket_path:
         raise CommandError("no arena socket: set UMI_SOCKET or pass --socket (umi-conform sets it)")
-    try:
-        umi.serve(bot, argv=["--socket", socket_path])
-    except (BrokenPipeError, ConnectionResetError):
-        raise CommandError(f"--socket {socket_path}: the arena closed the connection") from None
-    except OSError as e:  # no such socket, not a socket, nothing listening
-        raise CommandError(f"--socket {socket_path}: cannot connect to the arena ({e.strerror or e})") from None
-    except umi.protocol.ProtocolError as e:
-        raise CommandError(f"--socket {socket_path}: the arena broke the UMI protocol ({e})") from None
+    play(bot, socket_path)
     return 0
+
+
+def play(bot, socket_path: str) -> None:
+    """``umi.serve``'s connect-and-play (send the arena an ``error`` when the bot fails, then raise), with the
+    connection's own failures said in one line naming the socket; the bot's other errors keep their traceback."""
+    import umi  # noqa: PLC0415
+
+    bot.check()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        try:
+            sock.connect(socket_path)
+        except OSError as e:  # no such socket, not a socket, nothing listening
+            raise CommandError(f"--socket {socket_path}: cannot connect to the arena ({e.strerror or e})") from None
+        try:
+            bot.run(sock)
+        except Exception as e:
+            try:
+                umi.protocol.send(sock, {"t": "error", "code": type(e).__name__, "msg": str(e)[:2000]})
+            except OSError:
+                pass  # the arena is gone: it cannot be told
+            if isinstance(e, (BrokenPipeError, ConnectionResetError)):
+                raise CommandError(f"--socket {socket_path}: the arena closed the connection") from None
+            if isinstance(e, umi.protocol.ProtocolError):
+                raise CommandError(f"--socket {socket_path}: the arena broke the UMI protocol ({e})") from None
+            raise
+    finally:
+        sock.close()
 
 
 def export(args: argparse.Namespace) -> int:
