@@ -169,7 +169,7 @@ def _stick(name: str) -> tuple[float, float]:
 
 
 def _fight() -> ActionSet:
-    """The ``fight`` set (docs/design.md "Fights"): 45 macros for whole games, Fox's moves as the arena reads them.
+    """The ``fight`` set (docs/design.md "Fights"): 46 macros for whole games, Fox's moves as the arena reads them.
 
     Every macro starts from a released controller (its first press is a fresh one) and ends with a
     neutral frame, so the next macro's A, B, Z or jump is a new press and its stick a fresh flick (a

@@ -98,9 +98,13 @@ class ArenaEnv(gymnasium.Env[np.ndarray, np.int64]):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._arena is None:
             raise RuntimeError("call reset() before step()")
-        if not self.action_space.contains(np.int64(action)):
+        if self._next is not None:
+            # The arena has begun the next episode; stepping on would play it without its first observation.
+            raise RuntimeError("the episode has ended: call reset() before step()")
+        a = np.asarray(action)
+        if a.shape != () or not np.issubdtype(a.dtype, np.integer) or not 0 <= int(a) < self.action_space.n:
             raise ValueError(f"action must be an int in [0, {self.action_space.n}), got {action!r}")
-        obs, reward, done, info = self._arena.step(torch.tensor([int(action)]))
+        obs, reward, done, info = self._arena.step(torch.tensor([int(a)]))
         terminated, truncated = bool(info.terminal[0]), bool(info.truncated[0])
         out = info.final_obs[0].cpu().numpy().astype(np.float32)
         self._next = obs[0].cpu().numpy() if bool(done[0]) else None
@@ -130,7 +134,8 @@ class ArenaVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or not self.action_space.contains(actions.astype(np.int64)):
+        if (actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer)
+                or not self.action_space.contains(actions.astype(np.int64))):
             raise ValueError(f"actions must be {self.num_envs} ints in [0, {self.single_action_space.n}), "
                              f"got shape {actions.shape}")
         obs, reward, done, info = self._arena.step(torch.as_tensor(actions, dtype=torch.long))

@@ -243,3 +243,16 @@ def test_a_check_that_would_end_past_the_budget_is_skipped():
     assert check_due(3_500.0, 3_300.0, end, 60.0)  # one as long as the last (60 s) ends before the hour
     assert not check_due(3_500.0, 3_300.0, end, 420.0)  # a 7-minute check would run on past it
     assert not check_due(3_575.0, 3_300.0, end, 5.0)  # whatever the last took, 30 s is the least a check is given
+
+
+def test_a_fight_eval_at_one_level_has_per_level_too(tmp_path):
+    """docs/design.md lists per_level among a fight eval's keys, one level or several (it was left out for one)."""
+    from melee_agent.cli.main import main
+
+    out = tmp_path / "one.json"
+    assert main(["eval", "--config", "fight", "--policy", "noop", "--cpu-level", "9", "--episodes", "1", "--json",
+                 str(out), "--no-progress", "--set", "env.compile_eval=false", "--set", "env.compile=false",
+                 "--set", "env.clock_frames=300"]) == 0
+    r = json.loads(out.read_text())
+    assert set(r["per_level"]) == {"9"} and r["per_level"]["9"]["games"] == r["games"] == 1
+    assert all(k in r for k in GAME_KEYS) and all(k in r["per_level"]["9"] for k in GAME_KEYS)

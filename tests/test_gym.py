@@ -47,10 +47,32 @@ def test_a_finished_episode_is_reported_then_reset() -> None:
         if terminated or truncated:
             break
     assert terminated and not truncated and info["hit"]
+    with pytest.raises(RuntimeError, match="the episode has ended: call reset"):
+        env.step(0)  # it would play the next episode without handing over its first observation
     first, _ = env.reset()
     assert not np.array_equal(first, obs)
     _, _, terminated, _, info = env.step(0)
     assert info["episode_frame"] == 1 and not terminated  # a fresh episode
+
+
+@pytest.mark.parametrize("bad", [1.5, 2.0, np.float32(1.0), "1", None, 2**70, -1, 5, np.array([1])])
+def test_an_action_that_is_not_an_int_of_the_space_is_refused(bad) -> None:
+    """Before: 1.5 was played as 1, a string as its digit, 2**70 an OverflowError (Discrete.contains says no)."""
+    env = gymnasium.make("MeleeAgent/Untouchable-v0", cpu_level=9)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match=r"action must be an int in \[0, 5\)"):
+        env.unwrapped.step(bad)
+    for good in (1, np.int64(1), np.array(1), np.uint8(1)):
+        env.reset(seed=1)
+        assert env.unwrapped.step(good)[4]["frames"] > 0
+
+
+def test_the_vector_env_refuses_float_actions() -> None:
+    venv = gymnasium.make_vec("MeleeAgent/Untouchable-v0", num_envs=3, cpu_level=9)
+    venv.reset(seed=1)
+    with pytest.raises(ValueError, match="actions must be 3 ints"):
+        venv.step(np.array([0.5, 1, 2]))
+    venv.step(np.array([0, 1, 2]))
 
 
 @pytest.mark.slow

@@ -186,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
     docs = [r.to_json() for r in rows]
     if len(rows) == 1:
         out: dict[str, Any] = docs[0]
+        if games is not None:  # docs/design.md: a fight's eval JSON has per_level, one level or several
+            out = {**out, "per_level": {str(rows[0].cpu_level): dict(docs[0])}}
     else:
         n = sum(r.episodes for r in results)
         out = {"policy": args.policy, "env": cfg.env.env, "cpu_level": levels, "episodes": n,
