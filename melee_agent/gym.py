@@ -11,6 +11,8 @@
 Observations are the 27-float state, ``Box(0, 1, (27,), float32)``; actions are the action
 set's macros, ``Discrete(n)``; one step plays one whole macro (1 to 32 frames). ``info`` carries
 the arena's per-step fields (``hit``, ``frames``, ``episode_frame``, ``damage_taken``, ...).
+An action is an integer in ``[0, n)`` (a float or a string is refused, as ``Discrete.contains`` would);
+once an episode ends, :class:`ArenaEnv` wants ``reset()`` before the next ``step`` (a RuntimeError says so).
 Keyword arguments of ``make`` go to the arena: ``cpu_level`` (an int or a list), ``delay_frames``,
 ``action_set``, ``reward``, ``max_frames``, ``device``.
 
