@@ -84,7 +84,8 @@ def test_model_files_and_batches_share_one_header_reader():
         model_from_bytes(broken)
     with pytest.raises(WireError, match="header length") as wire_error:
         decode_experience(broken, action_set="untouchable", num_actions=5, max_rows=10)
-    assert str(model_error.value) == str(wire_error.value) and wire_error.value.status == 400
+    # One reader, one message; the model's names where the bytes came from ("model" by default).
+    assert str(model_error.value) == f"model: {wire_error.value}" and wire_error.value.status == 400
 
 
 def test_shipped_configs_load_from_any_folder_and_round_trip_as_toml(tmp_path, monkeypatch):
