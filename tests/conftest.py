@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import tempfile
 import threading
 import time
@@ -113,3 +114,15 @@ def temp_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     return temp
+
+
+def examples_failed(module) -> int:
+    """``doctest.testmod(module).failed``, the examples' ``tempfile.mkdtemp()`` folders made in one temp
+    folder that is removed afterwards (run this way, outside pytest's doctest items, they were left in /tmp)."""
+    saved = tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="melee-agent-examples-") as folder:
+        tempfile.tempdir = folder
+        try:
+            return doctest.testmod(module).failed
+        finally:
+            tempfile.tempdir = saved

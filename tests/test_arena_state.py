@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import doctest
 
 import torch
 
 from melee_agent.arena import Arena
 from melee_agent.arena import env_state as env_state_module
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, GameState, PlayerState, put, where, with_player
+from tests.conftest import examples_failed
 
 
 def test_module_examples_run():
-    assert doctest.testmod(env_state_module).failed == 0
+    assert examples_failed(env_state_module) == 0
 
 
 def test_put_replaces_one_players_column_and_leaves_the_input_alone():

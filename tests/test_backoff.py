@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import doctest
 
 
 from melee_agent.workers import backoff
 from melee_agent.workers.backoff import Backoff
+from tests.conftest import examples_failed
 
 
 def test_module_examples_run():
-    assert doctest.testmod(backoff).failed == 0
+    assert examples_failed(backoff) == 0
 
 def test_backoff_grows_with_jitter_honours_retry_after_and_resets():
     waits = []

@@ -16,6 +16,7 @@ from melee_agent.config import DolphinConfig
 from melee_agent.dolphin import DolphinError, check_paths
 from melee_agent.dolphin import iso as iso_module
 from melee_agent.dolphin.iso import check_iso, disc_header
+from tests.conftest import examples_failed
 
 
 def image(tmp_path, name: str, data: bytes):
@@ -70,6 +71,5 @@ def test_check_paths_refuses_a_1_00_disc_before_dolphin_starts(tmp_path):
 
 
 def test_module_example_runs():
-    import doctest
-
-    assert doctest.testmod(iso_module).failed == 0
+    
+    assert examples_failed(iso_module) == 0

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import doctest
 
 import pytest
 
 from melee_agent.manager import checkpoints
 from melee_agent.manager.checkpoints import list_checkpoints, load_checkpoint, newest_valid, save_checkpoint
+from tests.conftest import examples_failed
 
 
 def test_module_examples_run():
-    assert doctest.testmod(checkpoints).failed == 0
+    assert examples_failed(checkpoints) == 0
 
 def test_checkpoint_cut_short_is_never_loaded_and_the_previous_one_is_used(tmp_path, caplog):
     save_checkpoint(tmp_path, {"train_steps": 100}, 100, keep=3)

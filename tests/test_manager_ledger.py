@@ -3,17 +3,17 @@ behind the manager's HTTP API (a retried upload is a duplicate, even after a res
 
 from __future__ import annotations
 
-import doctest
 
 
 from melee_agent.manager import ledger
 from melee_agent.manager.ledger import UploadLedger
 from melee_agent.workers.client import ManagerClient
 from tests.manager_kit import batch, wait_for
+from tests.conftest import examples_failed
 
 
 def test_module_examples_run():
-    assert doctest.testmod(ledger).failed == 0
+    assert examples_failed(ledger) == 0
 
 def test_ledger_remembers_batches_across_a_restart_and_a_checkpoint(tmp_path):
     led = UploadLedger(tmp_path)

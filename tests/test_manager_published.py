@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import doctest
 
 
 from melee_agent.manager import published
 from melee_agent.manager.published import newest_valid_model, stored_models, write_published
 from tests.manager_kit import model_bytes
+from tests.conftest import examples_failed
 
 
 def test_module_examples_run():
-    assert doctest.testmod(published).failed == 0
+    assert examples_failed(published) == 0
 
 def test_published_models_verify_themselves_and_a_damaged_one_is_skipped(tmp_path):
     for v in (1, 2, 3, 4):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import doctest
 
 import pytest
 
 from melee_agent.manager import status
 from melee_agent.manager.status import ManagerStatus
+from tests.conftest import examples_failed
 
 
 def _status(**kw) -> ManagerStatus:
@@ -19,7 +19,7 @@ def _status(**kw) -> ManagerStatus:
 
 
 def test_module_example_runs():
-    assert doctest.testmod(status).failed == 0
+    assert examples_failed(status) == 0
 
 
 def test_status_round_trips_and_reads_json_numbers_and_newer_fields():

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 
 from melee_agent.workers import spool
 from melee_agent.workers.spool import Spool
+from tests.conftest import examples_failed
 
 
 def test_module_examples_run():
-    assert doctest.testmod(spool).failed == 0
+    assert examples_failed(spool) == 0
 
 def test_spool_keeps_batches_in_order_across_a_restart_and_drops_the_oldest_past_its_bound(tmp_path):
     s = Spool(tmp_path, max_bytes=3_000)

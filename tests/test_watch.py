@@ -3,7 +3,6 @@ bad flags are named."""
 
 from __future__ import annotations
 
-import doctest
 import math
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from melee_agent.cli import watch as watch_cli
 from melee_agent.cli.main import main
 from melee_agent.video import ffmpeg_available
 from melee_agent.watch import C, Circle, Painter, clock, hitbox_circles, hurtbox
+from tests.conftest import examples_failed
 
 T = build_tables(torch.device("cpu"))
 FSMASH = next(m for m in d.MARTH_MOVES if m.name == "fsmash")
@@ -49,8 +49,8 @@ def _frames(path) -> tuple[list[np.ndarray], list[int]]:
 
 
 def test_module_examples_run():
-    assert doctest.testmod(watch_module).failed == 0
-    assert doctest.testmod(video_module).failed == 0
+    assert examples_failed(watch_module) == 0
+    assert examples_failed(video_module) == 0
 
 
 @pytest.mark.parametrize("facing", [1.0, -1.0])
