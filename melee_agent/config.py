@@ -293,6 +293,7 @@ def check_dolphin_config(d: DolphinConfig, origin: str = "config") -> None:
 
 _POSITIVE, _AT_LEAST_1, _AT_LEAST_0 = "a positive number", "an integer of at least 1", "0 or more"
 _FRACTION = "a number from 0 to 1"
+_LEVEL, _LEVELS, _PORT, _WEIGHTS = "a CPU level 1-9", "CPU levels 1-9", "a port 0-65535", "weights of 0 or more"
 #: The values each setting can take, where not every value of its type can work (a zero batch, a NaN rate).
 #: Checked once the file and the overrides are applied, so a run never starts on one it would fail with later.
 RANGES: dict[str, str] = {
@@ -302,12 +303,12 @@ RANGES: dict[str, str] = {
     "learner.grad_clip": _POSITIVE, "learner.target_sync": _AT_LEAST_1, "learner.metrics_every": _AT_LEAST_1,
     "learner.huber_delta": _POSITIVE, "learner.shared": _AT_LEAST_1, "learner.stream": _AT_LEAST_1,
     "learner.reward_scale": _POSITIVE,
-    "env.cpu_level": "a CPU level 1-9", "env.cpu_levels": "CPU levels 1-9", "env.level_weights": "weights of 0 or more",
+    "env.cpu_level": _LEVEL, "env.cpu_levels": _LEVELS, "env.level_weights": _WEIGHTS,
     "env.max_frames": _AT_LEAST_1, "env.clock_frames": _AT_LEAST_0, "env.delay_frames": _AT_LEAST_0,
     "worker.envs": _AT_LEAST_1, "worker.segment_seconds": _POSITIVE, "worker.n_step": _AT_LEAST_1,
     "worker.upload_rows": _AT_LEAST_1, "worker.epsilon_base": _FRACTION, "worker.epsilon_alpha": _AT_LEAST_0,
     "worker.torch_threads": _AT_LEAST_0, "worker.spool_mb": _POSITIVE, "worker.backoff_max_s": _POSITIVE,
-    "manager.port": "a port 0-65535", "manager.burn_in": _AT_LEAST_0, "manager.publish_every": _AT_LEAST_1,
+    "manager.port": _PORT, "manager.burn_in": _AT_LEAST_0, "manager.publish_every": _AT_LEAST_1,
     "manager.max_train_per_row": _POSITIVE, "manager.queue_batches": _AT_LEAST_1,
     "manager.max_upload_rows": _AT_LEAST_1, "manager.checkpoint_every": _AT_LEAST_1,
     "manager.keep_checkpoints": _AT_LEAST_1, "manager.torch_threads": _AT_LEAST_0,
@@ -317,22 +318,18 @@ RANGES: dict[str, str] = {
 }
 
 
+#: Each kind of :data:`RANGES` as a test of one value (NaN fails every comparison, so every test refuses it).
+_ONE_VALUE = {
+    _POSITIVE: lambda v: math.isfinite(v) and v > 0, _AT_LEAST_1: lambda v: math.isfinite(v) and v >= 1,
+    _AT_LEAST_0: lambda v: math.isfinite(v) and v >= 0, _FRACTION: lambda v: 0 <= v <= 1,
+    _LEVEL: lambda v: 1 <= v <= 9, _LEVELS: lambda v: 1 <= v <= 9, _PORT: lambda v: 0 <= v <= 65535,
+    _WEIGHTS: lambda v: math.isfinite(v) and v >= 0,
+}
+
+
 def _fits(value: Any, kind: str) -> bool:
     values = value if isinstance(value, list) else [value]
-    ok = all(math.isfinite(v) for v in values)
-    if kind == _POSITIVE:
-        return ok and all(v > 0 for v in values)
-    if kind == _AT_LEAST_1:
-        return ok and all(v >= 1 for v in values)
-    if kind == _FRACTION:
-        return ok and all(0 <= v <= 1 for v in values)
-    if kind in ("a CPU level 1-9", "CPU levels 1-9"):
-        return all(1 <= v <= 9 for v in values)
-    if kind == "a port 0-65535":
-        return all(0 <= v <= 65535 for v in values)
-    if kind == "weights of 0 or more":
-        return ok and all(v >= 0 for v in values) and (not values or sum(values) > 0)
-    return ok and all(v >= 0 for v in values)  # _AT_LEAST_0
+    return all(map(_ONE_VALUE[kind], values)) and (kind != _WEIGHTS or not values or sum(values) > 0)
 
 
 def check_ranges(cfg: Config) -> None:

@@ -122,3 +122,9 @@ def _unwritable(out: Path, text: str, reads: list[Path]) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot write in {folder} (read-only or no permission)"
     return None
+
+
+def require_png(plot: str) -> None:
+    """``--plot`` names a PNG (the plots are drawn as PNG whatever the name says)."""
+    if Path(plot).suffix.lower() != ".png":
+        raise ValueError(f"--plot {plot}: the plot is a PNG; name it .png")

@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from melee_agent import compare
+from melee_agent.cli.common import require_png
 from melee_agent.files import atomic_write_bytes, atomic_write_json
 
 
@@ -28,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.plot and Path(args.plot).suffix.lower() != ".png":
-        raise ValueError(f"--plot {args.plot}: the plot is a PNG; name it .png")
+    if args.plot:
+        require_png(args.plot)
     # The outputs were checked before this ran (cli/main.py: not a folder, not a run's own file, writable).
     targets = {k: Path(v) for k, v in {"--json": args.json, "--plot": args.plot}.items() if v}
     try:

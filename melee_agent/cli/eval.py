@@ -22,7 +22,7 @@ from melee_agent.envs import ENVS, eval_config, make_env, make_eval_env
 from melee_agent.evaluate import EvalResult, GameFigures, evaluate, merge_games
 from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
-from melee_agent.cli.common import add_common, config_from_args
+from melee_agent.cli.common import add_common, config_from_args, require_png
 from melee_agent.cli import flags
 
 METRICS = ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "damage_dealt", "stocks_lost",
@@ -164,8 +164,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     levels = parse_levels(args.cpu_level, env_levels(cfg))
     if args.plot is not None:
-        if Path(args.plot).suffix.lower() != ".png":
-            raise ValueError(f"--plot {args.plot}: the plot is a PNG; name it .png")
+        require_png(args.plot)
         if len(levels) == 1:
             print("melee-agent eval: note: --plot draws one bar per level; with one level there is none to draw",
                   file=sys.stderr)
