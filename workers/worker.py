@@ -294,7 +294,7 @@ class Worker:
             self.drain()
             if len(self.spool):
                 time.sleep(min(max(0.0, self.backoff.next_try - time.monotonic()), 1.0) + 0.05)
-        if len(self.spool):
+        if len(self.spool) and not self._temp_spool:  # a temp spool's are told of once, as run() ends
             log.warning("exiting with %d batches (%d rows) spooled in %s: a worker started on that --spool-dir "
                         "sends them", len(self.spool), self.spool.rows, self.spool.dir)
 
