@@ -277,6 +277,7 @@ class TrainingRun:
         check_seconds = 0.0  # how long the last periodic check took (check_due: one that would end past the budget is skipped)
         best = None
         bar = None
+        told_skip = False
         if self.progress:
             from tqdm import tqdm  # noqa: PLC0415
 
@@ -303,12 +304,18 @@ class TrainingRun:
                         self.log(f"[{(now - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
                                  f"won {g.win_rate:.0%} of {g.games} games vs {_levels_text(env_levels(cfg))} "
                                  f"(stocks taken {g.stocks_taken_per_game:.2f}, lost {g.stocks_lost_per_game:.2f} "
-                                 f"per game){_per_level_text(e, 'win_rate')}")
+                                 f"per game){_per_level_text(e, 'win_rate')}; check {check_seconds:.0f} s")
                     elif bar is None:
                         self.log(f"[{(now - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
                                  f"untouched {e.untouched_share:.0%} of {e.episodes} episodes vs "
-                                 f"{_levels_text(env_levels(cfg))}{_per_level_text(e)}")
+                                 f"{_levels_text(env_levels(cfg))}{_per_level_text(e)}; check {check_seconds:.0f} s")
                     next_eval = now + cfg.train.eval_every_minutes * 60
+                elif now >= next_eval and not told_skip and bar is None:
+                    # Said once: otherwise a run whose checks slowed down (a shared GPU) just falls silent.
+                    told_skip = True
+                    self.log(f"[{(now - t0) / 60:4.1f} min] no more periodic checks: the last took "
+                             f"{check_seconds:.0f} s and the next would end past the training time; the last "
+                             f"model is checked when training ends")
                 if bar is not None:
                     st = client.status()
                     bar.n = int(min(now - t0, minutes * 60))

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Issue 26's GPU measurements in one command, for a lent GPU machine (or any CUDA machine):
-#   scripts/gpu_runs.sh [tests] [replay] [arena] [fight] [train-A] [train-B] ...   (default: tests replay arena)
-# (train-X: one `train --config ${CONFIG:-gpu} --device cuda` run named X; MINUTES overrides its length,
-#  TRAIN_TIMEOUT its time limit in seconds; CONFIG=gpu-fight trains fights)
-# Writes logs and JSON under $OUT (default ./gpu-out). Where the machine cannot reach PyPI, the
-# packages it lacks travel as wheels in .whl/ (and py-ubjson's pure-Python source in .whl_src/).
+#   scripts/gpu_runs.sh [tests] [replay] [arena] [fight] [train-NAME[:MINUTES[:CONFIG]]] ...   (default: tests replay arena)
+# train-NAME: one `train --config CONFIG --device cuda` run named NAME (CONFIG defaults to $CONFIG, else gpu;
+#   MINUTES to $MINUTES, else the config's own); its time limit is its minutes plus $TRAIN_EXTRA seconds
+#   (default 240: compiling, the last check and the final report), or $TRAIN_TIMEOUT where set. $TRAIN_SET
+#   adds --set flags to every run, $SET_NAME to run NAME alone (e.g. SET_F1="--set train.final_games_level_9=200").
+# Stages joined by '+' run side by side (e.g. train-D1:2.5+train-F1:4:gpu-fight) and the next stage waits for all.
+# fight: the fight arena's frames/s at $FIGHT_ENVS (default 4096,65536,262144), limited to $FIGHT_TIMEOUT s (480).
+# Writes logs and JSON under $OUT (default ./gpu-out); $DEVICE (default cuda) allows a dry run elsewhere. Where
+# the machine cannot reach PyPI, the packages it lacks travel as wheels in .whl/ (and py-ubjson's pure-Python
+# source in .whl_src/).
 set -u
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
+DEV=${DEVICE:-cuda}
 if [ -d .whl ]; then
   $PY -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH=/tmp/site:$PWD/.whl_src:${PYTHONPATH:-}
@@ -17,32 +23,50 @@ fi
 $PY -c "import melee_agent.manager" 2>/dev/null || \
   $PY -m pip install -q --no-index --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || \
   { cat "$OUT/install.log"; exit 1; }
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  $PY -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(), 'cuda', torch.version.cuda)"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+  $PY -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA', 'cuda', torch.version.cuda)"
 } | tee "$OUT/gpu.txt"
 
-stages=${*:-tests replay arena}
-for s in $stages; do
-  echo "=== $s ($(date +%T))"
-  case $s in
+train() {  # train-NAME[:MINUTES[:CONFIG]]
+  local spec=${1#train-} run minutes config limit extra
+  IFS=: read -r run minutes config <<<"$spec"
+  minutes=${minutes:-${MINUTES:-}}
+  config=${config:-${CONFIG:-gpu}}
+  limit=${TRAIN_TIMEOUT:-$($PY -c "import sys; print(int(float(sys.argv[1] or 6) * 60) + int(sys.argv[2]))" "$minutes" "${TRAIN_EXTRA:-240}")}
+  extra=$(eval echo "\${SET_$run:-}")
+  echo "--- train $run: config $config, ${minutes:-its own} minutes, limit ${limit}s $extra $(date +%T)"
+  # shellcheck disable=SC2086
+  timeout "$limit" $PY -m melee_agent.cli train --config "$config" --device "$DEV" --no-progress ${minutes:+--minutes $minutes} \
+    ${TRAIN_SET:-} $extra --run-dir "/tmp/gpu-train-$run" 2>&1 | grep --line-buffered -v "torchrl\]\[INFO" >"$OUT/train-$run.log"
+  cp "/tmp/gpu-train-$run/eval.json" "$OUT/eval-$run.json" 2>/dev/null
+  echo "--- train $run ended $(date +%T)"; tail -30 "$OUT/train-$run.log"
+}
+
+stage() {
+  case $1 in
     tests)
       timeout 150 $PY -m pytest -q -x -p no:cacheprovider tests/test_captured_step.py tests/test_learner.py \
         tests/test_replay.py tests/test_prioritized.py 2>&1 | tee "$OUT/tests.log" | tail -15 ;;
     replay)
-      timeout 380 $PY -m melee_agent.cli bench replay --device cuda --json "$OUT/bench-replay-cuda.json" \
+      timeout 380 $PY -m melee_agent.cli bench replay --device "$DEV" --json "$OUT/bench-replay-cuda.json" \
         2>&1 | tee "$OUT/bench-replay.log" | tail -45 ;;
     arena)
-      timeout 250 $PY -m melee_agent.cli bench arena --device cuda --seconds 2 ${ARENA_ENVS:+--envs $ARENA_ENVS} --json "$OUT/bench-arena-cuda.json" \
+      timeout 250 $PY -m melee_agent.cli bench arena --device "$DEV" --seconds 2 ${ARENA_ENVS:+--envs $ARENA_ENVS} --json "$OUT/bench-arena-cuda.json" \
         2>&1 | tee "$OUT/bench-arena.log" | tail -12 ;;
     fight)
-      timeout 480 $PY -m melee_agent.cli bench arena --device cuda --game fight --envs 4096,65536,262144 \
-        --json "$OUT/bench-arena-fight-cuda.json" 2>&1 | tee "$OUT/bench-arena-fight.log" | tail -10 ;;
-    train-*)
-      run=${s#train-}
-      timeout ${TRAIN_TIMEOUT:-330} $PY -m melee_agent.cli train --config ${CONFIG:-gpu} --device cuda --no-progress ${MINUTES:+--minutes $MINUTES} ${TRAIN_SET:-} \
-        --run-dir "/tmp/gpu-train-$run" 2>&1 | grep -v "torchrl\]\[INFO" >"$OUT/train-$run.log"
-      cp "/tmp/gpu-train-$run/eval.json" "$OUT/eval-$run.json" 2>/dev/null
-      tail -30 "$OUT/train-$run.log" ;;
-    *) echo "unknown stage $s"; exit 2 ;;
+      timeout "${FIGHT_TIMEOUT:-480}" $PY -m melee_agent.cli bench arena --device "$DEV" --game fight \
+        --envs "${FIGHT_ENVS:-4096,65536,262144}" ${FIGHT_SECONDS:+--seconds $FIGHT_SECONDS} \
+        --json "$OUT/bench-arena-fight-cuda.json" 2>&1 | tee "$OUT/bench-arena-fight.log" | tail -16 ;;
+    train-*) train "$1" ;;
+    *) echo "unknown stage $1"; exit 2 ;;
   esac
+}
+
+for s in ${*:-tests replay arena}; do
+  echo "=== $s ($(date +%T))"
+  IFS=+ read -ra side <<<"$s"
+  if [ ${#side[@]} -eq 1 ]; then stage "$s"; continue; fi
+  for p in "${side[@]}"; do stage "$p" >"/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt" 2>&1 & done
+  wait
+  for p in "${side[@]}"; do cat "/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt"; done
 done

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -33,6 +34,9 @@ def test_bench_arena_quick(tmp_path):
     assert all(1.0 <= x["frames_per_decision"] <= 32 for x in r["results"] if x["loop"] != "noop")
     assert set(r["targets"]) == {"noop_frames_per_s_at_4096", "dqn_frames_per_s_best"}
     assert "frames per second" in proc.stdout and "actions untouchable (noop: 1 frame)" in proc.stdout
+    # Each loop is told of as it ends (on stderr), so a run cut short by a time limit still shows them.
+    told = re.findall(r"B=([\d,]+) (noop|random|dqn): [\d,]+ frames/s \(\d+ s, setup included\)", proc.stderr)
+    assert told == [(str(b), k) for b in (1, 64) for k in ("noop", "random", "dqn")]
     bad = _bench("arena", out, "--eager", "--action-set", "nosuch")
     assert bad.returncode != 0 and "--action-set" in bad.stderr and "nosuch" in bad.stderr
 

@@ -85,6 +85,7 @@ def script_commands(text: str, config: str | None = None) -> list[str]:
     text = text.replace("\\\n", " ")
     if config is not None:
         text = re.sub(r"\$\{CONFIG:-[^}]*\}", config, text)
+    text = text.replace('"$config"', config or "gpu").replace('"$DEV"', "cuda").replace("$extra", "")  # gpu_runs.sh's train()
     text = re.sub(r"\$\{\w+:\+[^}]*\}", "", text)
     text = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", text)
     text = re.sub(r"\$\w+", "x", text)

@@ -8,6 +8,7 @@ leaves a model, an evaluation and a learning curve behind.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,8 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
     # A prioritized run (workers send priorities) shows the replay's figures.
     assert {"replay/priority_mean", "replay/priority_max", "replay/weight_min", "replay/beta"} <= tags
     assert "untouched" in proc.stdout and "worst level" in proc.stdout
+    # Each periodic check's line says how long it took (a shared GPU once made them ten times slower).
+    assert re.search(r"\[ *[\d.]+ min\] model v\d+ \(step [\d,]+\): untouched .*; check \d+ s\n", proc.stdout)
 
 
 @pytest.mark.slow

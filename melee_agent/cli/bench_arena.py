@@ -11,6 +11,7 @@ happens before the clock starts. One Dolphin at full speed plays 60 frames per s
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
@@ -104,8 +105,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         noop_frames = len(get_action_set(action_set).actions[get_action_set(action_set).noop_index].frames)
     except KeyError as e:
         raise ValueError(f"--action-set: {e.args[0]}") from None
-    rows = [_measure(B, kind, seconds, args.device, compile, args.game, args.delay, action_set)
-            for B in sizes for kind in ("noop", "random", "dqn")]
+    rows = []
+    for B in sizes:
+        for kind in ("noop", "random", "dqn"):
+            t0 = time.perf_counter()
+            rows.append(_measure(B, kind, seconds, args.device, compile, args.game, args.delay, action_set))
+            # One line per loop as it ends: compiling a large B takes minutes, and a run cut short still shows these.
+            print(f"  B={B:,} {kind}: {rows[-1]['frames_per_s']:,.0f} frames/s ({time.perf_counter() - t0:.0f} s, "
+                  f"{'compiling' if compile else 'setup'} included)", file=sys.stderr, flush=True)
     print(f"arena game frames per second, summed over environments (game {args.game}, actions {action_set} "
           f"(noop: {noop_frames} frame{'s' if noop_frames > 1 else ''}), delay {args.delay}, {args.device}, "
           f"{'compiled' if compile else 'eager'}, {torch.get_num_threads()} threads; one Dolphin = 60 frames/s)")
