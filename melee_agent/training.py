@@ -86,12 +86,16 @@ class ModelCheck:
 
 
 class Evaluations:
-    """Evaluations of published models: TensorBoard ``eval/`` tags and the learning curve's points."""
+    """Evaluations of published models: TensorBoard ``eval/`` tags and the learning curve's points.
 
-    def __init__(self, cfg: Config, run_dir: Path, device: str):
+    The checks that make the curve (``record``) play on ``check_device`` (default ``device``); the rest,
+    the final report, on ``device``.
+    """
+
+    def __init__(self, cfg: Config, run_dir: Path, device: str, check_device: str | None = None):
         from torch.utils.tensorboard import SummaryWriter  # noqa: PLC0415
 
-        self.cfg, self.run_dir, self.device = cfg, run_dir, device
+        self.cfg, self.run_dir, self.device, self.check_device = cfg, run_dir, device, check_device or device
         self.writer = SummaryWriter(str(run_dir), filename_suffix=".eval")
         self.points: list[ModelCheck] = []
 
@@ -113,16 +117,16 @@ class Evaluations:
             cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, action_set=action_set))
         levels = levels or env_levels(cfg)
         cfg = eval_config(cfg)
-        env, episodes = make_eval_env(cfg, episodes, levels, device=self.device, seed=seed,
-                                      max_envs=cfg.train.eval_envs)
+        device = self.check_device if record else self.device
+        env, episodes = make_eval_env(cfg, episodes, levels, device=device, seed=seed, max_envs=cfg.train.eval_envs)
         if policy == "model":
-            model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=self.device)
+            model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=device)
 
             @torch.inference_mode()
             def pi(obs: torch.Tensor) -> torch.Tensor:
                 return model(obs).argmax(1)
         else:
-            pi, meta = make_policy(policy, cfg.env.action_set, self.device), {}
+            pi, meta = make_policy(policy, cfg.env.action_set, device), {}
         res = evaluate(env, pi, episodes, progress=False).with_worst_levels()
         model = policy == "model"
         r = ModelCheck(policy=policy, cpu_level=levels[0] if len(levels) == 1 else list(levels), result=res,
@@ -238,7 +242,7 @@ class TrainingRun:
         self.log(f"run folder: {run_dir}   watch: tensorboard --logdir {run_dir.parent}")
         client = ManagerClient(manager.url, token=self.token)
         fleet = LocalFleet(manager.url, self.workers, flags, log_dir=run_dir / "logs", spool_root=run_dir / "spool")
-        evals = Evaluations(cfg, run_dir, self.device)
+        evals = Evaluations(cfg, run_dir, self.device, cfg.train.check_device or None)
         threads = torch.get_num_threads()
         try:
             manager.start()

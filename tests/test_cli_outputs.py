@@ -99,6 +99,17 @@ def test_a_device_that_is_not_here_is_refused_before_any_work(capsys):
     assert rc == 2 and "--device cuda: CUDA is not available" in err and "Traceback" not in err
 
 
+def test_a_check_device_that_is_not_a_device_is_refused_before_the_run_starts(capsys, tmp_path):
+    """`train.check_device` is checked with --device's rules before the manager starts (no run folder)."""
+    run_dir = tmp_path / "run"
+    rc, err = _run(capsys, "train", "--set", "train.check_device=gpu0", "--run-dir", str(run_dir), "--no-progress")
+    assert rc == 2 and "train.check_device gpu0: not a torch device" in err and "Traceback" not in err
+    if not torch.cuda.is_available():
+        rc, err = _run(capsys, "train", "--set", "train.check_device=cuda", "--run-dir", str(run_dir))
+        assert rc == 2 and "train.check_device cuda: CUDA is not available" in err
+    assert not run_dir.exists()
+
+
 def test_an_oserror_that_names_no_file_keeps_its_traceback(capsys, monkeypatch):
     """A broken pipe or too many open files says nothing in one line; its traceback says where it came from."""
     import melee_agent.cli.fidelity as fidelity_cli

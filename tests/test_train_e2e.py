@@ -123,3 +123,29 @@ def test_train_without_baselines_leaves_them_out_of_the_report(tmp_path):
     assert row["metric"] == "untouched_share" and row["rows"] == result["training"]["rows"]
     assert [c["untouched_share"] for c in row["checks"]] == [p["untouched_share"] for p in result["curve"]]
     assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_checks_play_on_the_check_device_and_the_final_report_on_the_training_device(tmp_path, monkeypatch):
+    """`train.check_device`: the curve's checks (``record``) go there; the rest stays on ``device``."""
+    import melee_agent.envs as envs
+    from melee_agent.config import Config
+    from melee_agent.training import Evaluations
+
+    asked: list[str] = []
+
+    class Asked(Exception):
+        pass
+
+    def capture(cfg, episodes, levels, device="cpu", seed=0, max_envs=256):
+        asked.append(str(device))
+        raise Asked
+
+    monkeypatch.setattr(envs, "make_eval_env", capture)
+    for check_device, want in ((None, ["cuda:7", "cuda:7"]), ("cpu", ["cpu", "cuda:7"])):
+        evals = Evaluations(Config(), tmp_path, "cuda:7", check_device)
+        asked.clear()
+        for record in (True, False):
+            with pytest.raises(Asked):
+                evals.run(b"", 9, 0.0, 0, policy="noop", record=record)
+        evals.close()
+        assert asked == want

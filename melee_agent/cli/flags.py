@@ -102,21 +102,24 @@ def device(text: str) -> str:
     return text
 
 
-def missing_device(text: str) -> str | None:
-    """Why the torch device ``text`` cannot be used here, or None where it can.
+def missing_device(text: str, what: str = "--device") -> str | None:
+    """Why the torch device ``text`` (given as ``what``) cannot be used here, or None where it can.
 
-    >>> missing_device("cpu") is None
-    True
+    >>> missing_device("cpu") is None, missing_device("gpu0", "train.check_device")
+    (True, 'train.check_device gpu0: not a torch device (cpu, cuda, cuda:1, mps ...)')
     """
-    dev = torch.device(text)
+    try:
+        dev = torch.device(text)
+    except RuntimeError:
+        return f"{what} {text}: not a torch device (cpu, cuda, cuda:1, mps ...)"
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             build = "this torch is a CPU build" if torch.version.cuda is None else "no NVIDIA GPU is visible"
-            return f"--device {text}: CUDA is not available ({build})"
+            return f"{what} {text}: CUDA is not available ({build})"
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            return f"--device {text}: there are {torch.cuda.device_count()} CUDA device(s), numbered from 0"
+            return f"{what} {text}: there are {torch.cuda.device_count()} CUDA device(s), numbered from 0"
     elif dev.type == "mps" and not torch.backends.mps.is_available():
-        return f"--device {text}: MPS is not available here"
+        return f"{what} {text}: MPS is not available here"
     elif dev.type not in ("cpu", "cuda", "mps"):
-        return f"--device {text}: melee-agent runs on cpu, cuda or mps"
+        return f"{what} {text}: melee-agent runs on cpu, cuda or mps"
     return None

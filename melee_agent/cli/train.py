@@ -25,7 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from melee_agent.training import TrainingRun  # noqa: PLC0415
 
-    run = TrainingRun(config_from_args(args), run_dir=args.run_dir, minutes=args.minutes, workers=args.workers,
+    cfg = config_from_args(args)
+    if cfg.train.check_device and (why := flags.missing_device(cfg.train.check_device, "train.check_device")):
+        raise ValueError(why)  # before the manager starts, not at the first check
+    run = TrainingRun(cfg, run_dir=args.run_dir, minutes=args.minutes, workers=args.workers,
                       device=args.device, port=args.port, progress=not args.no_progress)
     final = run.run()
     if args.json:
