@@ -88,8 +88,8 @@ class ModelCheck:
 class Evaluations:
     """Evaluations of published models: TensorBoard ``eval/`` tags and the learning curve's points.
 
-    The checks that make the curve (``record``) play on ``check_device`` (default ``device``); the rest,
-    the final report, on ``device``.
+    The model's checks that make the curve (``record``) play on ``check_device`` (default ``device``);
+    the final report and the scripted baselines on ``device``.
     """
 
     def __init__(self, cfg: Config, run_dir: Path, device: str, check_device: str | None = None):
@@ -117,7 +117,7 @@ class Evaluations:
             cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, action_set=action_set))
         levels = levels or env_levels(cfg)
         cfg = eval_config(cfg)
-        device = self.check_device if record else self.device
+        device = self.check_device if record and policy == "model" else self.device
         env, episodes = make_eval_env(cfg, episodes, levels, device=device, seed=seed, max_envs=cfg.train.eval_envs)
         if policy == "model":
             model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=device)
@@ -314,8 +314,9 @@ class TrainingRun:
                                  f"untouched {e.untouched_share:.0%} of {e.episodes} episodes vs "
                                  f"{_levels_text(env_levels(cfg))}{_per_level_text(e)}; check {check_seconds:.0f} s")
                     next_eval = now + cfg.train.eval_every_minutes * 60
-                elif now >= next_eval and not told_skip and bar is None:
+                elif now >= next_eval and check_seconds > 30 and not told_skip and bar is None:
                     # Said once: otherwise a run whose checks slowed down (a shared GPU) just falls silent.
+                    # (A check due in the last 30 s is skipped whatever it costs; that needs no word.)
                     told_skip = True
                     self.log(f"[{(now - t0) / 60:4.1f} min] no more periodic checks: the last took "
                              f"{check_seconds:.0f} s and the next would end past the training time; the last "

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Issue 26's GPU measurements in one command, for a lent GPU machine (or any CUDA machine):
 #   scripts/gpu_runs.sh [tests] [replay] [arena] [fight] [train-NAME[:MINUTES[:CONFIG]]] ...   (default: tests replay arena)
-# train-NAME: one `train --config CONFIG --device cuda` run named NAME (CONFIG defaults to $CONFIG, else gpu;
-#   MINUTES to $MINUTES, else the config's own); its time limit is its minutes plus $TRAIN_EXTRA seconds
-#   (default 240: compiling, the last check and the final report), or $TRAIN_TIMEOUT where set. $TRAIN_SET
-#   adds --set flags to every run, $SET_NAME to run NAME alone (e.g. SET_F1="--set train.final_games_level_9=200").
+# train-NAME: one `train --config CONFIG --device cuda` run named NAME (letters, digits, _); CONFIG defaults
+#   to $CONFIG, else gpu; MINUTES to $MINUTES, else the config's own. Its time limit is its minutes plus
+#   $TRAIN_EXTRA seconds (default 240: compiling, the last check and the final report), or $TRAIN_TIMEOUT
+#   where set. $TRAIN_SET adds flags to every run, $SET_NAME to run NAME alone, both split into words at
+#   spaces (e.g. SET_F1="--set train.final_games_level_9=200").
 # Stages joined by '+' run side by side (e.g. train-D1:2.5+train-F1:4:gpu-fight) and the next stage waits for all.
 # fight: the fight arena's frames/s at $FIGHT_ENVS (default 4096,65536,262144), limited to $FIGHT_TIMEOUT s (480).
-# Writes logs and JSON under $OUT (default ./gpu-out); $DEVICE (default cuda) allows a dry run elsewhere. Where
-# the machine cannot reach PyPI, the packages it lacks travel as wheels in .whl/ (and py-ubjson's pure-Python
-# source in .whl_src/).
-set -u
+# Writes logs and JSON under $OUT (default ./gpu-out); exits 1 if any stage failed. $DEVICE (default cuda)
+# allows a dry run elsewhere. Where the machine cannot reach PyPI, the packages it lacks travel as wheels in
+# .whl/ (and py-ubjson's pure-Python source in .whl_src/).
+set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
@@ -28,18 +29,24 @@ $PY -c "import melee_agent.manager" 2>/dev/null || \
 } | tee "$OUT/gpu.txt"
 
 train() {  # train-NAME[:MINUTES[:CONFIG]]
-  local spec=${1#train-} run minutes config limit extra
+  local spec=${1#train-} run minutes config limit var extra rc
   IFS=: read -r run minutes config <<<"$spec"
   minutes=${minutes:-${MINUTES:-}}
   config=${config:-${CONFIG:-gpu}}
-  limit=${TRAIN_TIMEOUT:-$($PY -c "import sys; print(int(float(sys.argv[1] or 6) * 60) + int(sys.argv[2]))" "$minutes" "${TRAIN_EXTRA:-240}")}
-  extra=$(eval echo "\${SET_$run:-}")
+  limit=${TRAIN_TIMEOUT:-$($PY -c "import sys; from melee_agent.config import load_config
+m = float(sys.argv[1]) if sys.argv[1] else load_config(sys.argv[2]).train.minutes
+print(int(m * 60) + int(sys.argv[3]))" "$minutes" "$config" "${TRAIN_EXTRA:-240}")} || return 1
+  var=SET_$run
+  extra=${!var:-}
+  rm -rf "/tmp/gpu-train-$run" "$OUT/eval-$run.json"  # a rerun on the same machine must not pass off the last one's
   echo "--- train $run: config $config, ${minutes:-its own} minutes, limit ${limit}s $extra $(date +%T)"
   # shellcheck disable=SC2086
   timeout "$limit" $PY -m melee_agent.cli train --config "$config" --device "$DEV" --no-progress ${minutes:+--minutes $minutes} \
     ${TRAIN_SET:-} $extra --run-dir "/tmp/gpu-train-$run" 2>&1 | grep --line-buffered -v "torchrl\]\[INFO" >"$OUT/train-$run.log"
+  rc=${PIPESTATUS[0]}
   cp "/tmp/gpu-train-$run/eval.json" "$OUT/eval-$run.json" 2>/dev/null
-  echo "--- train $run ended $(date +%T)"; tail -30 "$OUT/train-$run.log"
+  echo "--- train $run ended $(date +%T) (exit $rc$([ "$rc" = 124 ] && echo ': its time limit'))"; tail -30 "$OUT/train-$run.log"
+  return "$rc"
 }
 
 stage() {
@@ -58,15 +65,28 @@ stage() {
         --envs "${FIGHT_ENVS:-4096,65536,262144}" ${FIGHT_SECONDS:+--seconds $FIGHT_SECONDS} \
         --json "$OUT/bench-arena-fight-cuda.json" 2>&1 | tee "$OUT/bench-arena-fight.log" | tail -16 ;;
     train-*) train "$1" ;;
-    *) echo "unknown stage $1"; exit 2 ;;
   esac
 }
 
-for s in ${*:-tests replay arena}; do
+stages=${*:-tests replay arena}
+for s in $stages; do  # every stage is checked before any runs: a typo must not surface minutes in
+  IFS=+ read -ra side <<<"$s"
+  for p in "${side[@]}"; do
+    case $p in
+      tests|replay|arena|fight) ;;
+      train-*) [[ ${p#train-} =~ ^[A-Za-z0-9_]+(:[0-9.]*(:[A-Za-z0-9_.-]+)?)?$ ]] || { echo "bad train stage $p"; exit 2; } ;;
+      *) echo "unknown stage $p"; exit 2 ;;
+    esac
+  done
+done
+failed=0
+for s in $stages; do
   echo "=== $s ($(date +%T))"
   IFS=+ read -ra side <<<"$s"
-  if [ ${#side[@]} -eq 1 ]; then stage "$s"; continue; fi
-  for p in "${side[@]}"; do stage "$p" >"/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt" 2>&1 & done
-  wait
+  if [ ${#side[@]} -eq 1 ]; then stage "$s" || failed=1; continue; fi
+  pids=()
+  for p in "${side[@]}"; do stage "$p" >"/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt" 2>&1 & pids+=($!); done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   for p in "${side[@]}"; do cat "/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt"; done
 done
+exit $failed

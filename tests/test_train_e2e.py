@@ -141,11 +141,14 @@ def test_checks_play_on_the_check_device_and_the_final_report_on_the_training_de
         raise Asked
 
     monkeypatch.setattr(envs, "make_eval_env", capture)
-    for check_device, want in ((None, ["cuda:7", "cuda:7"]), ("cpu", ["cpu", "cuda:7"])):
+    # (model, recorded): a check; (model, not recorded): the final report; a scripted baseline, recorded
+    # or not, is part of the final report.
+    calls = (("model", True), ("model", False), ("noop", True), ("noop", False))
+    for check_device, want in ((None, ["cuda:7"] * 4), ("cpu", ["cpu", "cuda:7", "cuda:7", "cuda:7"])):
         evals = Evaluations(Config(), tmp_path, "cuda:7", check_device)
         asked.clear()
-        for record in (True, False):
+        for policy, record in calls:
             with pytest.raises(Asked):
-                evals.run(b"", 9, 0.0, 0, policy="noop", record=record)
+                evals.run(b"", 9, 0.0, 0, policy=policy, record=record)
         evals.close()
         assert asked == want
