@@ -140,9 +140,9 @@ class TrainConfig:
     # Arena only: at most this many evaluation games or episodes play side by side (more wait for a free one).
     eval_envs: int = 200
     # Where the periodic checks (the learning curve's points) play: "" is the training device (--device);
-    # "cpu" keeps them off a GPU that the learner and the workers keep busy, where each check's frame
-    # waits its turn (on an H100 a 90-episode dodging check took ~3 s before training and 25-45 s during).
-    # The final report always plays on the training device, which has nothing else to do by then.
+    # "cpu" keeps them off a GPU that the learner and the workers keep busy (on an H100 a 90-episode
+    # dodging check took 3-4 s with nothing else running and 26 s to 50 s or more during training).
+    # The final report and its baselines play on the training device, which has nothing else to do by then.
     check_device: str = ""
 
 

@@ -17,6 +17,17 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 DEV=${DEVICE:-cuda}
+stages=${*:-tests replay arena}
+for s in $stages; do  # every stage is checked before any runs: a typo must not surface minutes in
+  IFS=+ read -ra side <<<"$s"
+  for p in "${side[@]}"; do
+    case $p in
+      tests|replay|arena|fight) ;;
+      train-*) [[ ${p#train-} =~ ^[A-Za-z0-9_]+(:[0-9.]*(:[A-Za-z0-9_.-]+)?)?$ ]] || { echo "bad train stage $p"; exit 2; } ;;
+      *) echo "unknown stage $p"; exit 2 ;;
+    esac
+  done
+done
 if [ -d .whl ]; then
   $PY -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH=/tmp/site:$PWD/.whl_src:${PYTHONPATH:-}
@@ -68,17 +79,6 @@ stage() {
   esac
 }
 
-stages=${*:-tests replay arena}
-for s in $stages; do  # every stage is checked before any runs: a typo must not surface minutes in
-  IFS=+ read -ra side <<<"$s"
-  for p in "${side[@]}"; do
-    case $p in
-      tests|replay|arena|fight) ;;
-      train-*) [[ ${p#train-} =~ ^[A-Za-z0-9_]+(:[0-9.]*(:[A-Za-z0-9_.-]+)?)?$ ]] || { echo "bad train stage $p"; exit 2; } ;;
-      *) echo "unknown stage $p"; exit 2 ;;
-    esac
-  done
-done
 failed=0
 for s in $stages; do
   echo "=== $s ($(date +%T))"
