@@ -146,12 +146,15 @@ def load_runs(paths: list[str | Path]) -> list[Run]:
 def differing_settings(runs: list[Run], ignore: tuple[str, ...] = ()) -> list[str]:
     """The ``section.key`` settings whose values are not the same in every run (absent counts as a value),
     less those named in ``ignore`` (a key, or a section's prefix ending in ``.`` such as ``dolphin.``)."""
+    def ignored_by(key: str, i: str) -> bool:
+        return key == i or (i.endswith(".") and key.startswith(i))
+
     keys = sorted({k for r in runs for k in r.settings})
-    unknown = [i for i in ignore if not any(k == i or (i.endswith(".") and k.startswith(i)) for k in keys)]
+    unknown = [i for i in ignore if not any(ignored_by(k, i) for k in keys)]
     if unknown:  # a typo would otherwise ignore nothing, silently
         raise CompareError(f"--ignore {unknown[0]}: no run has such a setting (a section.key such as learner.lr, "
                            "or a section such as dolphin.)")
-    keys = [k for k in keys if not any(k == i or (i.endswith(".") and k.startswith(i)) for i in ignore)]
+    keys = [k for k in keys if not any(ignored_by(k, i) for i in ignore)]
     return [k for k in keys if len({json.dumps(r.settings.get(k, ABSENT), default=str) for r in runs}) > 1]
 
 
