@@ -11,6 +11,8 @@
 # Writes logs and JSON under $OUT (default ./gpu-out); exits 1 if any stage failed. $DEVICE (default cuda)
 # allows a dry run elsewhere. Where the machine cannot reach PyPI, the packages it lacks travel as wheels in
 # .whl/ (and py-ubjson's pure-Python source in .whl_src/).
+# Inductor's compile cache goes back as $OUT/inductor-cache.tgz after every stage; copied to .inductor-cache.tgz
+# and carried, it is unpacked before any stage runs, so a fresh machine need not compile every graph again.
 set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
@@ -35,9 +37,23 @@ fi
 $PY -c "import melee_agent.manager" 2>/dev/null || \
   $PY -m pip install -q --no-index --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || \
   { cat "$OUT/install.log"; exit 1; }
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-cache}
+mkdir -p "$TORCHINDUCTOR_CACHE_DIR"
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
   $PY -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA', 'cuda', torch.version.cuda)"
+  if [ -f .inductor-cache.tgz ] && tar xzf .inductor-cache.tgz -C "$TORCHINDUCTOR_CACHE_DIR"; then
+    echo "inductor cache: warm, $(find "$TORCHINDUCTOR_CACHE_DIR" -type f | wc -l) files from .inductor-cache.tgz"
+  else echo "inductor cache: cold (no .inductor-cache.tgz carried, or it did not unpack)"; fi
 } | tee "$OUT/gpu.txt"
+
+save_cache() {  # after every stage: a call cut off by its limit still brings back what compiled so far
+  local part=$OUT/inductor-cache.tgz.part size
+  tar czf "$part" -C "$TORCHINDUCTOR_CACHE_DIR" . || { rm -f "$part"; return; }
+  size=$(stat -c %s "$part")
+  if [ "$size" -gt 16000000 ]; then  # the largest file a lent machine's call brings back is 16 MiB
+    echo "inductor cache: $((size / 1000000)) MB packed, too large to bring back; not kept"; rm -f "$part"
+  else mv "$part" "$OUT/inductor-cache.tgz"; fi
+}
 
 train() {  # train-NAME[:MINUTES[:CONFIG]]
   local spec=${1#train-} run minutes config limit var extra rc
@@ -83,10 +99,14 @@ failed=0
 for s in $stages; do
   echo "=== $s ($(date +%T))"
   IFS=+ read -ra side <<<"$s"
-  if [ ${#side[@]} -eq 1 ]; then stage "$s" || failed=1; continue; fi
-  pids=()
-  for p in "${side[@]}"; do stage "$p" >"/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt" 2>&1 & pids+=($!); done
-  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-  for p in "${side[@]}"; do cat "/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt"; done
+  if [ ${#side[@]} -eq 1 ]; then
+    stage "$s" || failed=1
+  else
+    pids=()
+    for p in "${side[@]}"; do stage "$p" >"/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt" 2>&1 & pids+=($!); done
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    for p in "${side[@]}"; do cat "/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt"; done
+  fi
+  save_cache
 done
 exit $failed
