@@ -117,9 +117,10 @@ class Evaluations:
             cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, action_set=action_set))
         levels = levels or env_levels(cfg)
         cfg = eval_config(cfg)
-        device = self.check_device if record and policy == "model" else self.device
+        is_model = policy == "model"
+        device = self.check_device if record and is_model else self.device
         env, episodes = make_eval_env(cfg, episodes, levels, device=device, seed=seed, max_envs=cfg.train.eval_envs)
-        if policy == "model":
+        if is_model:
             model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=device)
 
             @torch.inference_mode()
@@ -128,13 +129,12 @@ class Evaluations:
         else:
             pi, meta = make_policy(policy, cfg.env.action_set, device), {}
         res = evaluate(env, pi, episodes, progress=False).with_worst_levels()
-        model = policy == "model"
         r = ModelCheck(policy=policy, cpu_level=levels[0] if len(levels) == 1 else list(levels), result=res,
                        action_set=cfg.env.action_set if action_set is not None else None,
-                       model_version=int(meta["version"]) if model else None,
-                       train_step=int(meta["train_step"]) if model else None,
-                       minutes=round(minutes, 2) if model else None)
-        if model and record:
+                       model_version=int(meta["version"]) if is_model else None,
+                       train_step=int(meta["train_step"]) if is_model else None,
+                       minutes=round(minutes, 2) if is_model else None)
+        if is_model and record:
             scalars = {"untouched_share": res.untouched_share,
                        "untouched_share_worst_level": res.untouched_share_worst_level,
                        "mean_seconds_to_first_hit": res.mean_seconds_to_first_hit, "damage_taken": res.damage_taken,
@@ -242,7 +242,7 @@ class TrainingRun:
         self.log(f"run folder: {run_dir}   watch: tensorboard --logdir {run_dir.parent}")
         client = ManagerClient(manager.url, token=self.token)
         fleet = LocalFleet(manager.url, self.workers, flags, log_dir=run_dir / "logs", spool_root=run_dir / "spool")
-        evals = Evaluations(cfg, run_dir, self.device, cfg.train.check_device or None)
+        evals = Evaluations(cfg, run_dir, self.device, cfg.train.check_device)
         threads = torch.get_num_threads()
         try:
             manager.start()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 from melee_agent.workers import backoff
 from melee_agent.workers.backoff import Backoff
 from tests.conftest import examples_failed

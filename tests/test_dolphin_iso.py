@@ -71,5 +71,4 @@ def test_check_paths_refuses_a_1_00_disc_before_dolphin_starts(tmp_path):
 
 
 def test_module_example_runs():
-    
     assert examples_failed(iso_module) == 0

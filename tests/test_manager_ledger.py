@@ -3,8 +3,6 @@ behind the manager's HTTP API (a retried upload is a duplicate, even after a res
 
 from __future__ import annotations
 
-
-
 from melee_agent.manager import ledger
 from melee_agent.manager.ledger import UploadLedger
 from melee_agent.workers.client import ManagerClient

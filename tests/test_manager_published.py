@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 from melee_agent.manager import published
 from melee_agent.manager.published import newest_valid_model, stored_models, write_published
 from tests.manager_kit import model_bytes
