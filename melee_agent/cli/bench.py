@@ -18,7 +18,7 @@ KINDS = {
     "replay": "replay storage, sampling and train-step speed (the paper's Table 1 and Figure 3)",
     "arena": "arena game frames per second, with random and with Dueling DQN actions",
     "ingest": "manager ingest rows/s over loopback HTTP while training",
-    "learn": "minutes to 95% untouched at every level: melee-agent train against Stable-Baselines3's DQN",
+    "learn": "minutes to 95%% untouched at every level: melee-agent train against Stable-Baselines3's DQN",
 }
 
 
