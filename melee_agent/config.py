@@ -144,6 +144,31 @@ class TrainConfig:
     # dodging check took 3-4 s with nothing else running and 26 s to 50 s or more during training).
     # The final report and its baselines play on the training device, which has nothing else to do by then.
     check_device: str = ""
+    # `train --fused`: the arena, acting, n-step rows, the device replay and the learner in one process on
+    # one device (the [fused] section), instead of a manager process and worker processes.
+    fused: bool = False
+
+
+@dataclass
+class FusedConfig:
+    """``train --fused`` (``train.fused = true``): the arena, acting, rows, replay and learner in one process."""
+
+    # Arena games side by side (0: worker.envs times train.workers, the fleet `train` would run).
+    envs: int = 0
+    # Samples the learner draws per row written: train steps = rows * replay_ratio / learner.batch_size.
+    # 8 is Atari DQN's (a batch of 32 every 4 transitions); the manager path drew about 4-7 on two CPU
+    # cores and 9-38 on an H100 (README "On a GPU").
+    replay_ratio: float = 8.0
+    # Frames each environment plays between looks at the learner (n-step rows wait across chunks, so a
+    # short chunk cuts no return short): small, so the learner's steps interleave with play.
+    chunk_frames: int = 8
+    # Acting network: 0 acts with the learner's online network as it trains (Podracer's Anakin); K > 0
+    # with a copy refreshed every K train steps.
+    act_refresh_steps: int = 0
+    # Threads torch uses in the fused process (0: torch's default). One: on this 2-core machine, beside the
+    # check process, two threads played B = 1,024 dodging games at 7,000 env-frames/s against 62,000 on one
+    # (measured side by side; small ops gain nothing from a second thread and lose to its waits).
+    torch_threads: int = 1
 
 
 @dataclass
@@ -184,6 +209,7 @@ class Config:
     worker: WorkerConfig = field(default_factory=WorkerConfig)
     manager: ManagerConfig = field(default_factory=ManagerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    fused: FusedConfig = field(default_factory=FusedConfig)
     dolphin: DolphinConfig = field(default_factory=DolphinConfig)
     name: str = "default"
 
@@ -319,6 +345,8 @@ RANGES: dict[str, str] = {
     "manager.keep_checkpoints": _AT_LEAST_1, "manager.torch_threads": _AT_LEAST_0,
     "train.minutes": _POSITIVE, "train.workers": _AT_LEAST_1, "train.eval_every_minutes": _POSITIVE,
     "train.eval_episodes": _AT_LEAST_1, "train.progress_eval_episodes": _AT_LEAST_1,
+    "fused.envs": _AT_LEAST_0, "fused.replay_ratio": _POSITIVE, "fused.chunk_frames": _AT_LEAST_1,
+    "fused.act_refresh_steps": _AT_LEAST_0, "fused.torch_threads": _AT_LEAST_0,
     "train.final_games_per_level": _AT_LEAST_1, "train.final_games_level_9": _AT_LEAST_0, "train.eval_envs": _AT_LEAST_1,
 }
 

@@ -323,6 +323,22 @@ class DeviceReplay:
     def flush(self) -> None:
         self.writer.flush()
 
+    def write(self, rows: torch.Tensor, priority: torch.Tensor | None = None) -> None:
+        """Rows already on the replay's device, straight into the storage: no staging block, no host copy
+        (the fused loop's path; ``add`` stages host rows a block at a time). Staged rows go first, so the
+        storage keeps arrival order. ``priority`` is ignored here (sampling is uniform)."""
+        self._check_device_rows(rows)
+        self.writer.flush()
+        self.storage.write(rows, indices=False)
+
+    def _check_device_rows(self, rows: torch.Tensor) -> None:
+        check_rows(rows)
+        # "cuda" and "cuda:0" name one device: compare indices only where both are set.
+        a, b = (rows.device, self.device) if isinstance(rows, torch.Tensor) else (None, self.device)
+        if a is None or a.type != b.type or (a.index is not None and b.index is not None and a.index != b.index):
+            where = rows.device if isinstance(rows, torch.Tensor) else "the host (numpy)"
+            raise ValueError(f"write() takes rows on the replay's device {self.device}, not on {where}; use add()")
+
     @property
     def staged(self) -> int:
         return self.writer.staged
@@ -472,6 +488,23 @@ class PrioritizedDeviceReplay(DeviceReplay):
         except ValueError:
             self._pending.pop()  # bad rows change nothing
             raise
+
+    def write(self, rows: torch.Tensor, priority: torch.Tensor | None = None) -> None:
+        """Device rows straight into the storage (see :meth:`DeviceReplay.write`), each with its initial
+        ``priority`` (a device tensor ``[n]``; none: the largest priority seen), set in the sum tree on the
+        device. Nothing is read back to the host."""
+        self._check_device_rows(rows)
+        n = rows.shape[0]
+        if priority is not None and tuple(priority.shape) != (n,):
+            raise ValueError(f"priority must be [{n}], got {list(priority.shape)}")
+        self.writer.flush()
+        idx = self.storage.write(rows)
+        if priority is None:
+            p = self._max_priority.expand(idx.shape[0])
+        else:
+            p = priority.detach().to(self.device, torch.float64)[n - idx.shape[0]:]
+            torch.maximum(self._max_priority, p.max(), out=self._max_priority)
+        self.tree.set(idx, (p + self.eps) ** self.alpha, compact=True)
 
     def _on_write(self, idx: torch.Tensor, consumed: int) -> None:
         # `consumed` rows left the staging side; only the newest len(idx) of them survived a wrap.

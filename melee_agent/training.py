@@ -38,15 +38,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels
+from melee_agent.fused import fused_envs
 from melee_agent.files import atomic_write_bytes, atomic_write_json
 
 if TYPE_CHECKING:
     from melee_agent.evaluate import EvalResult
+    from melee_agent.fused import FusedTrainer
 
 BASELINES = ("noop", "random")
 #: Fights' baselines. ``fighter`` is scripted for the ``basic`` and ``fight`` action sets; with any other
@@ -98,6 +101,7 @@ class Evaluations:
         self.cfg, self.run_dir, self.device, self.check_device = cfg, run_dir, device, check_device or device
         self.writer = SummaryWriter(str(run_dir), filename_suffix=".eval")
         self.points: list[ModelCheck] = []
+        self._pool: Any = None  # the check process (submit), started at the first check it plays
 
     def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
             seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None,
@@ -105,59 +109,118 @@ class Evaluations:
         """Evaluate the model in ``model_bytes`` (or a scripted ``policy``, on ``action_set`` where given)
         against ``levels`` (default: the run's), ``episodes`` spread evenly over them; ``record`` adds it
         to the curve."""
-        import torch  # noqa: PLC0415
-
-        from melee_agent.envs import eval_config, make_eval_env  # noqa: PLC0415
-        from melee_agent.evaluate import evaluate  # noqa: PLC0415
-        from melee_agent.model import model_from_bytes  # noqa: PLC0415
-        from melee_agent.policies import make_policy  # noqa: PLC0415
-
-        cfg = self.cfg
-        if action_set is not None and action_set != cfg.env.action_set:
-            cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, action_set=action_set))
-        levels = levels or env_levels(cfg)
-        cfg = eval_config(cfg)
         is_model = policy == "model"
         device = self.check_device if record and is_model else self.device
-        env, episodes = make_eval_env(cfg, episodes, levels, device=device, seed=seed, max_envs=cfg.train.eval_envs)
-        if is_model:
-            model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=device)
+        res, version, train_step = play_check(self.cfg, model_bytes, episodes, device, policy, seed, levels, action_set)
+        return self._checked(res, version, train_step, minutes, step, policy, levels, action_set, record)
 
-            @torch.inference_mode()
-            def pi(obs: torch.Tensor) -> torch.Tensor:
-                return model(obs).argmax(1)
-        else:
-            pi, meta = make_policy(policy, cfg.env.action_set, device), {}
-        res = evaluate(env, pi, episodes, progress=False).with_worst_levels()
+    def submit(self, model_bytes: bytes, episodes: int, minutes: float, step: int) -> PendingCheck:
+        """A periodic check of ``model_bytes`` played in a process of its own while training goes on (the
+        fused loop: its process trains, and a check in it would pause the learner); :meth:`collect` it."""
+        if self._pool is None:
+            import multiprocessing  # noqa: PLC0415
+            from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+            # spawn: a fork would copy this process's CUDA context and threads.
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_check_process_init)
+        future = self._pool.submit(play_check, self.cfg, model_bytes, episodes, self.check_device)
+        return PendingCheck(future, time.monotonic(), minutes, step, model_bytes)
+
+    def collect(self, pending: PendingCheck) -> ModelCheck:
+        """The finished check's :class:`ModelCheck`, recorded at the minute and step it was submitted."""
+        res, version, train_step = pending.future.result()
+        return self._checked(res, version, train_step, pending.minutes, pending.step, "model", None, None, True)
+
+    def _checked(self, res: EvalResult, version: int | None, train_step: int | None, minutes: float, step: int,
+                 policy: str, levels: tuple[int, ...] | None, action_set: str | None, record: bool) -> ModelCheck:
+        cfg = self.cfg
+        levels = levels or env_levels(cfg)
+        is_model = policy == "model"
         r = ModelCheck(policy=policy, cpu_level=levels[0] if len(levels) == 1 else list(levels), result=res,
-                       action_set=cfg.env.action_set if action_set is not None else None,
-                       model_version=int(meta["version"]) if is_model else None,
-                       train_step=int(meta["train_step"]) if is_model else None,
+                       action_set=action_set,
+                       model_version=version if is_model else None, train_step=train_step if is_model else None,
                        minutes=round(minutes, 2) if is_model else None)
         if is_model and record:
-            scalars = {"untouched_share": res.untouched_share,
-                       "untouched_share_worst_level": res.untouched_share_worst_level,
-                       "mean_seconds_to_first_hit": res.mean_seconds_to_first_hit, "damage_taken": res.damage_taken,
-                       "stocks_lost": res.stocks_lost}
-            for k, x in scalars.items():
-                self.writer.add_scalar(f"eval/{k}", x, step)
-            for lv, v in (res.per_level or {}).items():
-                self.writer.add_scalar(f"eval/untouched_share_level_{lv}", v.untouched_share, step)
-            if res.fights is not None:  # fights: whole games
-                g = res.fights
-                for k, x in {"win_rate": g.win_rate, "win_rate_worst_level": res.win_rate_worst_level,
-                             "stocks_taken_per_game": g.stocks_taken_per_game,
-                             "stocks_lost_per_game": g.stocks_lost_per_game,
-                             "damage_dealt_per_game": g.damage_dealt_per_game}.items():
-                    self.writer.add_scalar(f"eval/{k}", x, step)
-                for lv, v in (res.per_level or {}).items():
-                    self.writer.add_scalar(f"eval/win_rate_level_{lv}", v.win_rate or 0.0, step)
-            self.writer.flush()
-            self.points.append(r)
+            self._record(r, step)
         return r
 
+    def _record(self, r: ModelCheck, step: int) -> None:
+        res = r.result
+        scalars = {"untouched_share": res.untouched_share,
+                   "untouched_share_worst_level": res.untouched_share_worst_level,
+                   "mean_seconds_to_first_hit": res.mean_seconds_to_first_hit, "damage_taken": res.damage_taken,
+                   "stocks_lost": res.stocks_lost}
+        for k, x in scalars.items():
+            self.writer.add_scalar(f"eval/{k}", x, step)
+        for lv, v in (res.per_level or {}).items():
+            self.writer.add_scalar(f"eval/untouched_share_level_{lv}", v.untouched_share, step)
+        if res.fights is not None:  # fights: whole games
+            g = res.fights
+            for k, x in {"win_rate": g.win_rate, "win_rate_worst_level": res.win_rate_worst_level,
+                         "stocks_taken_per_game": g.stocks_taken_per_game,
+                         "stocks_lost_per_game": g.stocks_lost_per_game,
+                         "damage_dealt_per_game": g.damage_dealt_per_game}.items():
+                self.writer.add_scalar(f"eval/{k}", x, step)
+            for lv, v in (res.per_level or {}).items():
+                self.writer.add_scalar(f"eval/win_rate_level_{lv}", v.win_rate or 0.0, step)
+        self.writer.flush()
+        self.points.append(r)
+
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
         self.writer.close()
+
+
+@dataclass(frozen=True)
+class PendingCheck:
+    """A periodic check playing in the check process (:meth:`Evaluations.submit`)."""
+
+    future: Future[tuple[EvalResult, int | None, int | None]]
+    started: float  # monotonic seconds when it was submitted
+    minutes: float  # training minutes of the model it checks
+    step: int  # the TensorBoard step it is recorded at
+    model_bytes: bytes
+
+
+def _check_process_init() -> None:
+    import torch  # noqa: PLC0415
+
+    # One thread, as `train` plays its checks beside the learner: the cores belong to the training process.
+    torch.set_num_threads(1)
+
+
+def play_check(cfg: Config, model_bytes: bytes, episodes: int, device: str, policy: str = "model",
+               seed: int = 12_345, levels: tuple[int, ...] | None = None,
+               action_set: str | None = None) -> tuple[EvalResult, int | None, int | None]:
+    """Play one evaluation: ``(result with its worst levels, model version, model train step)`` (the last two
+    None for a scripted ``policy``). A top-level function, so a check process can run it."""
+    import torch  # noqa: PLC0415
+
+    from melee_agent.envs import eval_config, make_eval_env  # noqa: PLC0415
+    from melee_agent.evaluate import evaluate  # noqa: PLC0415
+    from melee_agent.model import model_from_bytes  # noqa: PLC0415
+    from melee_agent.policies import make_policy  # noqa: PLC0415
+
+    if action_set is not None and action_set != cfg.env.action_set:
+        cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, action_set=action_set))
+    levels = levels or env_levels(cfg)
+    cfg = eval_config(cfg)
+    env, episodes = make_eval_env(cfg, episodes, levels, device=device, seed=seed, max_envs=cfg.train.eval_envs)
+    if policy == "model":
+        model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=device)
+
+        @torch.inference_mode()
+        def pi(obs: torch.Tensor) -> torch.Tensor:
+            return model(obs).argmax(1)
+    else:
+        pi, meta = make_policy(policy, cfg.env.action_set, device), {}
+    res = evaluate(env, pi, episodes, progress=False).with_worst_levels()
+    if policy != "model":
+        return res, None, None
+    return res, int(meta["version"]), int(meta["train_step"])
 
 
 def check_due(now: float, next_check: float, end: float, last_check_seconds: float) -> bool:
@@ -203,12 +266,126 @@ def better(best: tuple[ModelCheck, bytes] | None, r: ModelCheck, data: bytes) ->
     return (r, data) if key(r) >= key(best[0]) else best
 
 
+class FleetBackend:
+    """`train`'s default: a manager process (the replay and the learner) and local worker processes,
+    which play and upload over loopback HTTP."""
+
+    def __init__(self, run: TrainingRun):
+        from melee_agent.manager.process import ManagerProcess  # noqa: PLC0415
+        from melee_agent.workers.client import ManagerClient  # noqa: PLC0415
+        from melee_agent.workers.launch_local import LocalFleet  # noqa: PLC0415
+
+        run_dir = run.run_dir
+        flags = run.child_flags()
+        self.manager = ManagerProcess(flags + (["--resume"] if run.resume else []), run_dir,
+                                      run_dir / "logs" / "manager.log", port=run.port)
+        self.client = ManagerClient(self.manager.url, token=run.token)
+        self.fleet = LocalFleet(self.manager.url, run.workers, flags, log_dir=run_dir / "logs",
+                                spool_root=run_dir / "spool")
+        self.threads = torch_threads()
+
+    def start(self) -> None:
+        self.manager.start()
+        # While the learner and the workers run, the periodic checks play on one thread: they share
+        # the cores, and a compiled arena's parallel loops wait on threads that keep being descheduled.
+        # Measured on this 2-core machine beside a busy process: the same 8 fight games took 18 s on
+        # one thread and 78-203 s on two.
+        set_torch_threads(1)
+
+    def begin(self) -> None:
+        self.fleet.start()
+
+    def model_bytes(self) -> bytes:
+        data, _, _ = self.client.model(None)
+        return data
+
+    def progress(self) -> tuple[int, int, int]:
+        st = self.client.status()
+        return st.train_steps, st.rows_accepted, st.model_version
+
+    def work(self, seconds: float) -> None:
+        time.sleep(max(0.0, seconds))
+        self.manager.check()
+        self.fleet.poll()
+
+    def end_training(self) -> None:
+        self.fleet.stop()
+
+    def close(self) -> None:
+        self.fleet.stop()
+        self.manager.stop()
+        set_torch_threads(self.threads)  # the final report has the machine to itself
+
+
+class FusedBackend:
+    """``train.fused``: arena, acting, rows, replay and learner in this process (:mod:`melee_agent.fused`)."""
+
+    def __init__(self, run: TrainingRun):
+        self.run = run
+        self.fused: FusedTrainer | None = None
+
+    def start(self) -> None:
+        from melee_agent.fused import FusedTrainer  # noqa: PLC0415
+
+        self.run.child_flags()  # config.toml beside the run, as `train` leaves it
+        self.fused = FusedTrainer(self.run.cfg, self.run.run_dir, self.run.device, resume=self.run.resume)
+
+    def _f(self) -> FusedTrainer:
+        if self.fused is None:
+            raise RuntimeError("the fused trainer has not started")
+        return self.fused
+
+    def begin(self) -> None:
+        pass
+
+    def model_bytes(self) -> bytes:
+        return self._f().model_bytes()
+
+    def progress(self) -> tuple[int, int, int]:
+        return self._f().progress()
+
+    def work(self, seconds: float) -> None:
+        self._f().work(seconds)
+
+    def end_training(self) -> None:
+        f = self._f()
+        f.trainer.publisher.publish_next(f.learner)  # model-last is the network as training stopped
+
+    def close(self) -> None:
+        if self.fused is not None:
+            self.fused.stop()
+            self.fused = None
+
+
+def device_name(device: str) -> str:
+    """``device`` and, on CUDA, the card's name (results carry the GPU they were measured on)."""
+    import torch  # noqa: PLC0415
+
+    d = torch.device(device)
+    if d.type == "cuda" and torch.cuda.is_available():
+        return f"{device} ({torch.cuda.get_device_name(d)})"
+    return device
+
+
+def torch_threads() -> int:
+    import torch  # noqa: PLC0415
+
+    return torch.get_num_threads()
+
+
+def set_torch_threads(n: int) -> None:
+    import torch  # noqa: PLC0415
+
+    torch.set_num_threads(n)
+
+
 class TrainingRun:
-    """A manager and ``workers`` local arena workers for ``minutes``, then the final evaluation."""
+    """Trains for ``minutes`` (a manager and ``workers`` local arena workers, or with ``train.fused`` one
+    fused process), then the final evaluation."""
 
     def __init__(self, cfg: Config, run_dir: str | Path | None = None, minutes: float | None = None,
                  workers: int | None = None, device: str = "cpu", port: int = 0, progress: bool = True,
-                 token: str | None = None, log: Callable[[str], None] = print):
+                 token: str | None = None, log: Callable[[str], None] = print, resume: bool = False):
         self.cfg = cfg
         self.minutes = cfg.train.minutes if minutes is None else minutes
         self.workers = cfg.train.workers if workers is None else workers
@@ -220,59 +397,62 @@ class TrainingRun:
             raise ValueError(f"train.final_games_per_level must be at least 1 and train.final_games_level_9 at least 0 "
                              f"(got {cfg.train.final_games_per_level}, {cfg.train.final_games_level_9})")
         self.run_dir = Path(run_dir) if run_dir else default_run_dir(cfg)
-        self.device, self.port, self.progress, self.log = device, port, progress, log
-        self.token = token if token is not None else os.environ.get("MELEE_AGENT_TOKEN")
+        if resume and not run_dir:
+            raise ValueError("--resume needs --run-dir: the run folder whose checkpoints to continue from")
+        from melee_agent.manager.resume import check_run_dir  # noqa: PLC0415
 
-    def _child_flags(self) -> list[str]:
+        check_run_dir(self.run_dir, resume)  # before any process starts: a clear word, not a child's log
+        self.device, self.port, self.progress, self.log, self.resume = device, port, progress, log, resume
+        self.token = token if token is not None else os.environ.get("MELEE_AGENT_TOKEN")
+        self.training: dict[str, Any] = {}  # eval.json's "training": steps, rows, rates, where they ran
+
+    def child_flags(self) -> list[str]:
+        """Write the resolved config beside the run; the flags a child process reads it with."""
         config_file = self.run_dir / "config.toml"
         atomic_write_bytes(config_file, config_to_toml(self.cfg).encode())
         return ["--config", str(config_file), "--device", self.device]
 
     def run(self) -> dict[str, Any]:
         """Train, evaluate, write the run folder; returns what ``eval.json`` holds."""
-        import torch  # noqa: PLC0415
-        from melee_agent.manager.process import ManagerProcess  # noqa: PLC0415
-        from melee_agent.workers.client import ManagerClient  # noqa: PLC0415
-        from melee_agent.workers.launch_local import LocalFleet  # noqa: PLC0415
-
         cfg, run_dir = self.cfg, self.run_dir
         (run_dir / "logs").mkdir(parents=True, exist_ok=True)
-        flags = self._child_flags()
-        manager = ManagerProcess(flags, run_dir, run_dir / "logs" / "manager.log", port=self.port)
-        self.log(f"run folder: {run_dir}   watch: tensorboard --logdir {run_dir.parent}")
-        client = ManagerClient(manager.url, token=self.token)
-        fleet = LocalFleet(manager.url, self.workers, flags, log_dir=run_dir / "logs", spool_root=run_dir / "spool")
+        backend: FleetBackend | FusedBackend = FusedBackend(self) if cfg.train.fused else FleetBackend(self)
+        how = "fused: arena, replay and learner in this process" if cfg.train.fused else \
+            f"a manager and {self.workers} worker process(es)"
+        self.log(f"run folder: {run_dir} ({how})   watch: tensorboard --logdir {run_dir.parent}")
         evals = Evaluations(cfg, run_dir, self.device, cfg.train.check_device)
-        threads = torch.get_num_threads()
         try:
-            manager.start()
-            # While the learner and the workers run, the periodic checks play on one thread: they share
-            # the cores, and a compiled arena's parallel loops wait on threads that keep being descheduled.
-            # Measured on this 2-core machine beside a busy process: the same 8 fight games took 18 s on
-            # one thread and 78-203 s on two.
-            torch.set_num_threads(1)
-            # The untrained network's score starts the learning curve (it is hit within a second).
-            data, _, _ = client.model(None)
-            evals.run(data, cfg.train.progress_eval_episodes, 0.0, 0)
-            fleet.start()
-            best = self._train(manager, fleet, client, evals)
-            fleet.stop()
-            data, _, _ = client.model(None)
+            backend.start()
+            if not cfg.train.fused:  # (a fused run asks for it in the check process as training starts)
+                # The untrained network's score starts the learning curve (it is hit within a second).
+                evals.run(backend.model_bytes(), cfg.train.progress_eval_episodes, 0.0, backend.progress()[0])
+            steps0, rows0, _ = backend.progress()  # a resumed run counts from its checkpoint
+            backend.begin()
+            t0 = time.monotonic()
+            best = self._train(backend, evals)
+            seconds = time.monotonic() - t0
+            backend.end_training()
+            data = backend.model_bytes()
             atomic_write_bytes(run_dir / "model-last.safetensors", data)
-            status = client.status()
-            self.log(f"training done: {status.train_steps:,} steps, {status.rows_accepted:,} "
-                     f"rows, model v{status.model_version}")
+            steps, rows, version = backend.progress()
+            self.training = {"train_steps": steps, "rows": rows, "fused": bool(cfg.train.fused),
+                             "seconds": round(seconds, 1), "rows_per_s": round((rows - rows0) / seconds, 1),
+                             "train_steps_per_s": round((steps - steps0) / seconds, 1), "device": device_name(self.device)}
+            if cfg.train.fused:
+                self.training["envs"] = fused_envs(cfg)
+                self.training["replay_ratio"] = cfg.fused.replay_ratio
+            self.log(f"training done: {steps:,} steps, {rows:,} rows, model v{version} "
+                     f"({self.training['rows_per_s']:,.0f} rows/s into the replay, "
+                     f"{self.training['train_steps_per_s']:,.1f} train steps/s)")
         finally:
-            fleet.stop()
-            manager.stop()
-            torch.set_num_threads(threads)  # the final report has the machine to itself
+            backend.close()
         try:
-            return self._finish(evals, best, data, status.train_steps, status.rows_accepted)
+            return self._finish(evals, best, data, steps, rows)
         finally:
             evals.close()
 
-    def _train(self, manager: Any, fleet: Any, client: Any, evals: Evaluations) -> tuple[dict[str, Any], bytes] | None:
-        """The training period: watch the processes, evaluate periodically, show progress."""
+    def _train(self, backend: FleetBackend | FusedBackend, evals: Evaluations) -> tuple[ModelCheck, bytes] | None:
+        """The training period: let the backend train, evaluate periodically, show progress."""
         cfg, minutes = self.cfg, self.minutes
         t0 = time.monotonic()
         end = t0 + minutes * 60
@@ -287,34 +467,54 @@ class TrainingRun:
 
             bar = tqdm(total=int(minutes * 60), unit="s", desc="train", dynamic_ncols=True,
                        bar_format="{desc} {bar} {elapsed}<{remaining} {postfix}")
+        # The fused backend trains in this process: its checks play in a check process meanwhile, as
+        # `train`'s do beside the manager's learner, and are recorded at the minute they were asked for.
+        in_background = isinstance(backend, FusedBackend)
+        pending: PendingCheck | None = None
+        if in_background:  # the network as training starts begins the curve, as `train`'s does
+            pending = evals.submit(backend.model_bytes(), cfg.train.progress_eval_episodes, 0.0, _progress_steps(backend))
+
+        def checked(r: ModelCheck, data: bytes, at: float) -> None:
+            nonlocal best, last_eval
+            best = better(best, r, data)
+            e, g = r.result, r.result.fights
+            last_eval = f"{e.untouched_share:.0%}, worst level {_pct(e.untouched_share_worst_level)} " \
+                        f"(v{r.model_version})"
+            if g is not None:
+                last_eval = f"won {g.win_rate:.0%}, worst level {_pct(e.win_rate_worst_level)} (v{r.model_version})"
+            if bar is None and g is not None:
+                self.log(f"[{(at - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
+                         f"won {g.win_rate:.0%} of {g.games} games vs {_levels_text(env_levels(cfg))} "
+                         f"(stocks taken {g.stocks_taken_per_game:.2f}, lost {g.stocks_lost_per_game:.2f} "
+                         f"per game){_per_level_text(e, 'win_rate')}; check {check_seconds:.0f} s")
+            elif bar is None:
+                self.log(f"[{(at - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
+                         f"untouched {e.untouched_share:.0%} of {e.episodes} episodes vs "
+                         f"{_levels_text(env_levels(cfg))}{_per_level_text(e)}; check {check_seconds:.0f} s")
+
         try:
             while time.monotonic() < end:
-                time.sleep(min(2.0, max(0.0, end - time.monotonic())))
-                manager.check()
-                fleet.poll()
                 now = time.monotonic()
-                if check_due(now, next_eval, end, check_seconds):
-                    data, _, _ = client.model(None)
-                    r = evals.run(data, cfg.train.progress_eval_episodes, (now - t0) / 60, _status_steps(client))
-                    check_seconds = time.monotonic() - now
-                    best = better(best, r, data)
-                    e, g = r.result, r.result.fights
-                    last_eval = f"{e.untouched_share:.0%}, worst level {_pct(e.untouched_share_worst_level)} " \
-                                f"(v{r.model_version})"
-                    if g is not None:
-                        last_eval = f"won {g.win_rate:.0%}, worst level {_pct(e.win_rate_worst_level)} " \
-                                    f"(v{r.model_version})"
-                    if bar is None and g is not None:
-                        self.log(f"[{(now - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
-                                 f"won {g.win_rate:.0%} of {g.games} games vs {_levels_text(env_levels(cfg))} "
-                                 f"(stocks taken {g.stocks_taken_per_game:.2f}, lost {g.stocks_lost_per_game:.2f} "
-                                 f"per game){_per_level_text(e, 'win_rate')}; check {check_seconds:.0f} s")
-                    elif bar is None:
-                        self.log(f"[{(now - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
-                                 f"untouched {e.untouched_share:.0%} of {e.episodes} episodes vs "
-                                 f"{_levels_text(env_levels(cfg))}{_per_level_text(e)}; check {check_seconds:.0f} s")
+                wait = min(2.0, max(0.0, end - now))
+                if next_eval > now and pending is None:  # a fused backend trains until the check is due, not past it
+                    wait = min(wait, next_eval - now)
+                backend.work(wait)
+                now = time.monotonic()
+                if pending is not None and pending.future.done():
+                    check_seconds = now - pending.started
+                    checked(evals.collect(pending), pending.model_bytes, pending.started)
+                    pending = None
+                elif pending is None and check_due(now, next_eval, end, check_seconds):
+                    data = backend.model_bytes()
+                    minute, step = (now - t0) / 60, _progress_steps(backend)
+                    if in_background:
+                        pending = evals.submit(data, cfg.train.progress_eval_episodes, minute, step)
+                    else:
+                        r = evals.run(data, cfg.train.progress_eval_episodes, minute, step)
+                        check_seconds = time.monotonic() - now
+                        checked(r, data, now)
                     next_eval = now + cfg.train.eval_every_minutes * 60
-                elif now >= next_eval and check_seconds > 30 and not told_skip and bar is None:
+                elif pending is None and now >= next_eval and check_seconds > 30 and not told_skip and bar is None:
                     # Said once: otherwise a run whose checks slowed down (a shared GPU) just falls silent.
                     # (A check due in the last 30 s is skipped whatever it costs; that needs no word.)
                     told_skip = True
@@ -322,10 +522,14 @@ class TrainingRun:
                              f"{check_seconds:.0f} s and the next would end past the training time; the last "
                              f"model is checked when training ends")
                 if bar is not None:
-                    st = client.status()
+                    steps, rows, version = _progress(backend)
                     bar.n = int(min(now - t0, minutes * 60))
-                    bar.set_postfix_str(f"steps {st.train_steps:,}  rows {st.rows_accepted:,}  "
-                                        f"model v{st.model_version}  eval {last_eval}", refresh=True)
+                    bar.set_postfix_str(f"steps {steps:,}  rows {rows:,}  "
+                                        f"model v{version}  eval {last_eval}", refresh=True)
+            if pending is not None:  # asked for before the end: it is a point of the curve like any other
+                pending.future.result()
+                check_seconds = time.monotonic() - pending.started
+                checked(evals.collect(pending), pending.model_bytes, pending.started)
         finally:
             if bar is not None:
                 bar.close()
@@ -357,7 +561,7 @@ class TrainingRun:
         curve = [p.to_json() for p in evals.points]
         final = {**r.to_json(), "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir),
                  "curve": curve, "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
-                 "trained_levels": list(env_levels(cfg)), "training": {"train_steps": steps, "rows": rows}}
+                 "trained_levels": list(env_levels(cfg)), "training": self.training}
         atomic_write_json(run_dir / "eval.json", final)
         learning_curve(curve, {f"{k} ({v.result.untouched_share:.0%}, levels 1-9)": v.result.untouched_share
                                for k, v in baselines.items()},
@@ -401,7 +605,7 @@ class TrainingRun:
                  "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir), "curve": curve,
                  "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
                  "trained_levels": list(env_levels(cfg)), "action_set": cfg.env.action_set,
-                 "delay_frames": cfg.env.delay_frames, "training": {"train_steps": steps, "rows": rows}}
+                 "delay_frames": cfg.env.delay_frames, "training": self.training}
         atomic_write_json(run_dir / "eval.json", final)
         learning_curve(curve, {f"{k} ({_pct(v.result.win_rate)}, levels 1-9)": v.result.win_rate or 0.0
                                for k, v in baselines.items()},
@@ -466,8 +670,12 @@ def _per_level_text(r: EvalResult, key: str = "untouched_share") -> str:
         f"; worst {_figure(r, key + '_worst_level'):.0%})"
 
 
-def _status_steps(client: Any) -> int:
+def _progress(backend: FleetBackend | FusedBackend) -> tuple[int, int, int]:
     try:
-        return client.status().train_steps
+        return backend.progress()
     except Exception:  # noqa: BLE001 (a progress figure only)
-        return 0
+        return 0, 0, 0
+
+
+def _progress_steps(backend: FleetBackend | FusedBackend) -> int:
+    return _progress(backend)[0]

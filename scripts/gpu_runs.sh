@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Issue 26's GPU measurements in one command, for a lent GPU machine (or any CUDA machine):
-#   scripts/gpu_runs.sh [tests] [replay] [arena] [fight] [train-NAME[:MINUTES[:CONFIG]]] ...   (default: tests replay arena)
+#   scripts/gpu_runs.sh [tests] [replay] [arena] [fight] [train-NAME[:MINUTES[:CONFIG]]] [fused-NAME[:MINUTES[:CONFIG]]] ...
+#   (default: tests replay arena)
 # train-NAME: one `train --config CONFIG --device cuda` run named NAME (letters, digits, _); CONFIG defaults
 #   to $CONFIG, else gpu; MINUTES to $MINUTES, else the config's own. Its time limit is its minutes plus
 #   $TRAIN_EXTRA seconds (default 240: compiling, the last check and the final report), or $TRAIN_TIMEOUT
 #   where set. $TRAIN_SET adds flags to every run, $SET_NAME to run NAME alone, both split into words at
 #   spaces (e.g. SET_F1="--set train.final_games_level_9=200").
+# fused-NAME: the same as train-NAME with `train --fused` (arena, replay and learner in one process).
 # Stages joined by '+' run side by side (e.g. train-D1:2.5+train-F1:4:gpu-fight) and the next stage waits for all.
+# smoke: a few chunks of the fused loop on the device (the captured learner included); if it fails, nothing else runs.
 # fight: the fight arena's frames/s at $FIGHT_ENVS (default 4096,65536,262144), limited to $FIGHT_TIMEOUT s (480).
+#   FIGHT_EAGER=1: op by op (no compile).
 # Writes logs and JSON under $OUT (default ./gpu-out); exits 1 if any stage failed. $DEVICE (default cuda)
 # allows a dry run elsewhere. Where the machine cannot reach PyPI, the packages it lacks travel as wheels in
 # .whl/ (and py-ubjson's pure-Python source in .whl_src/).
@@ -24,8 +28,8 @@ for s in $stages; do  # every stage is checked before any runs: a typo must not 
   IFS=+ read -ra side <<<"$s"
   for p in "${side[@]}"; do
     case $p in
-      tests|replay|arena|fight) ;;
-      train-*) [[ ${p#train-} =~ ^[A-Za-z0-9_]+(:[0-9.]*(:[A-Za-z0-9_.-]+)?)?$ ]] || { echo "bad train stage $p"; exit 2; } ;;
+      smoke|tests|replay|arena|fight) ;;
+      train-*|fused-*) [[ ${p#*-} =~ ^[A-Za-z0-9_]+(:[0-9.]*(:[A-Za-z0-9_.-]+)?)?$ ]] || { echo "bad train stage $p"; exit 2; } ;;
       *) echo "unknown stage $p"; exit 2 ;;
     esac
   done
@@ -47,6 +51,7 @@ mkdir -p "$TORCHINDUCTOR_CACHE_DIR"
 } | tee "$OUT/gpu.txt"
 
 save_cache() {  # after every stage: a call cut off by its limit still brings back what compiled so far
+  [ -n "${NO_CACHE:-}" ] && return  # nothing compiled (op-by-op runs): keep the call's few files for results
   local part=$OUT/inductor-cache.tgz.part size
   tar czf "$part" -C "$TORCHINDUCTOR_CACHE_DIR" . || { rm -f "$part"; return; }
   size=$(stat -c %s "$part")
@@ -55,8 +60,9 @@ save_cache() {  # after every stage: a call cut off by its limit still brings ba
   else mv "$part" "$OUT/inductor-cache.tgz"; fi
 }
 
-train() {  # train-NAME[:MINUTES[:CONFIG]]
-  local spec=${1#train-} run minutes config limit var extra rc
+train() {  # train-NAME[:MINUTES[:CONFIG]] or fused-NAME[:MINUTES[:CONFIG]]
+  local spec=${1#*-} run minutes config limit var extra rc fused=
+  [[ $1 == fused-* ]] && fused=--fused
   IFS=: read -r run minutes config <<<"$spec"
   minutes=${minutes:-${MINUTES:-}}
   config=${config:-${CONFIG:-gpu}}
@@ -66,9 +72,9 @@ print(int(m * 60) + int(sys.argv[3]))" "$minutes" "$config" "${TRAIN_EXTRA:-240}
   var=SET_$run
   extra=${!var:-}
   rm -rf "/tmp/gpu-train-$run" "$OUT/eval-$run.json"  # a rerun on the same machine must not pass off the last one's
-  echo "--- train $run: config $config, ${minutes:-its own} minutes, limit ${limit}s $extra $(date +%T)"
+  echo "--- train $fused $run: config $config, ${minutes:-its own} minutes, limit ${limit}s $extra $(date +%T)"
   # shellcheck disable=SC2086
-  timeout "$limit" $PY -m melee_agent.cli train --config "$config" --device "$DEV" --no-progress ${minutes:+--minutes $minutes} \
+  timeout "$limit" $PY -m melee_agent.cli train $fused --config "$config" --device "$DEV" --no-progress ${minutes:+--minutes $minutes} \
     ${TRAIN_SET:-} $extra --run-dir "/tmp/gpu-train-$run" 2>&1 | grep --line-buffered -v "torchrl\]\[INFO" >"$OUT/train-$run.log"
   rc=${PIPESTATUS[0]}
   cp "/tmp/gpu-train-$run/eval.json" "$OUT/eval-$run.json" 2>/dev/null
@@ -78,6 +84,24 @@ print(int(m * 60) + int(sys.argv[3]))" "$minutes" "$config" "${TRAIN_EXTRA:-240}
 
 stage() {
   case $1 in
+    smoke)
+      timeout 120 $PY - <<'PYEOF' 2>&1 | tee "$OUT/smoke.log"
+import os, tempfile, time
+import torch
+from melee_agent.config import load_config
+from melee_agent.fused import FusedTrainer
+t = time.perf_counter()
+cfg = load_config("small", ["manager.burn_in=500", "fused.envs=1024", "fused.replay_ratio=1"])
+dev = os.environ.get("DEVICE", "cuda")
+f = FusedTrainer(cfg, tempfile.mkdtemp(), device=dev, seed=0)
+f.work(0.0, chunks=20)
+if dev == "cuda":
+    torch.cuda.synchronize()
+print("smoke: (steps, rows, version)", f.progress(), "captured", f.learner.captured, f"{time.perf_counter() - t:.1f} s")
+assert f.learner.train_steps > 0 and (f.learner.captured or dev != "cuda")
+f.stop()
+PYEOF
+      ;;
     tests)
       timeout 150 $PY -m pytest -q -x -p no:cacheprovider tests/test_captured_step.py tests/test_learner.py \
         tests/test_replay.py tests/test_prioritized.py 2>&1 | tee "$OUT/tests.log" | tail -15 ;;
@@ -88,10 +112,10 @@ stage() {
       timeout 250 $PY -m melee_agent.cli bench arena --device "$DEV" --seconds 2 ${ARENA_ENVS:+--envs $ARENA_ENVS} --json "$OUT/bench-arena-cuda.json" \
         2>&1 | tee "$OUT/bench-arena.log" | tail -12 ;;
     fight)
-      timeout "${FIGHT_TIMEOUT:-480}" $PY -m melee_agent.cli bench arena --device "$DEV" --game fight \
+      timeout "${FIGHT_TIMEOUT:-480}" $PY -m melee_agent.cli bench arena --device "$DEV" --game fight ${FIGHT_EAGER:+--eager} \
         --envs "${FIGHT_ENVS:-4096,65536,262144}" ${FIGHT_SECONDS:+--seconds $FIGHT_SECONDS} \
         --json "$OUT/bench-arena-fight-cuda.json" 2>&1 | tee "$OUT/bench-arena-fight.log" | tail -16 ;;
-    train-*) train "$1" ;;
+    train-*|fused-*) train "$1" ;;
   esac
 }
 
@@ -101,6 +125,7 @@ for s in $stages; do
   IFS=+ read -ra side <<<"$s"
   if [ ${#side[@]} -eq 1 ]; then
     stage "$s" || failed=1
+    [ "$s" = smoke ] && [ $failed = 1 ] && { echo "smoke failed: nothing else runs"; exit 1; }
   else
     pids=()
     for p in "${side[@]}"; do stage "$p" >"/tmp/stage-${p//[^A-Za-z0-9._-]/_}.txt" 2>&1 & pids+=($!); done

@@ -21,9 +21,10 @@ import torch
 
 from melee_agent.model import DuelingDQN
 from melee_agent.rewards import game_result, reached_limit
+from melee_agent.rows import ROW_WIDTH
 from melee_agent.segment_stats import SegmentStats
 from melee_agent.vecenv import VecEnv
-from melee_agent.workers.nstep import nstep_rows
+from melee_agent.workers.nstep import NStepStream, nstep_rows, ready_rows
 
 
 def env_epsilons(index: int, count: int, envs: int, base: float = 0.4, alpha: float = 7.0) -> torch.Tensor:
@@ -44,8 +45,12 @@ def ape_x_epsilon(index: int, count: int, base: float = 0.4, alpha: float = 7.0)
 class SegmentPlayer:
     """Keeps an environment running across segments; ``play`` returns rows and stats for one."""
 
-    def __init__(self, env: VecEnv, epsilon: float | torch.Tensor, n_step: int, gamma: float, seed: int = 0):
+    def __init__(self, env: VecEnv, epsilon: float | torch.Tensor, n_step: int, gamma: float, seed: int = 0,
+                 stream: bool = False):
         self.env = env
+        # stream=True: play() returns only the rows whose n-step windows are whole; the rest wait for the
+        # next play() (so short segments cut no return short) until close() (:class:`NStepStream`).
+        self.stream = NStepStream(n_step, gamma, env.num_envs, env.device) if stream else None
         # One epsilon for all environments, or one per environment ([B]).
         self.epsilon = torch.as_tensor(epsilon, dtype=torch.float32, device=env.device).expand(env.num_envs)
         self.n_step = n_step
@@ -104,10 +109,15 @@ class SegmentPlayer:
                 stats.return_sum += float(info.episode_return[done].sum())
                 stats.length_sum += float(info.episode_frame[done].sum())
                 stats.untouched += int(untouched.sum())
-                for lv, u in zip(info.cpu_level[done].tolist(), untouched[done].tolist()):
-                    counts = stats.per_level.setdefault(str(lv), [0, 0])
-                    counts[0] += 1
-                    counts[1] += int(u)
+                # Counted per level on the device (a Python loop over ended episodes costs per episode: at
+                # B = 262,144 hundreds end every frame).
+                ended = torch.bincount(info.cpu_level[done], minlength=10).tolist()
+                kept = torch.bincount(info.cpu_level[done & untouched], minlength=10).tolist()
+                for lv, (e, k) in enumerate(zip(ended, kept)):
+                    if e:
+                        counts = stats.per_level.setdefault(str(lv), [0, 0])
+                        counts[0] += e
+                        counts[1] += k
                 self.ep_hit &= ~done
                 games = done & info.game_over
                 if bool(games.any()):  # fights: whole games played to their end
@@ -133,13 +143,15 @@ class SegmentPlayer:
         return rows, stats
 
     def _rows(self, r: dict[str, torch.Tensor]) -> torch.Tensor:
+        if self.stream is not None:
+            return self.stream.push(r, r["ready"])
         if bool(r["ready"].all()):
             return nstep_rows(r["obs"], r["act"], r["rew"], r["nxt"], r["done"], r["term"], self.n_step, self.gamma)
-        out = []
-        for b in range(r["ready"].shape[1]):
-            t = r["ready"][:, b].nonzero().view(-1)
-            if t.numel():
-                pick = lambda x, t=t, b=b: x[t, b].unsqueeze(1)  # noqa: E731
-                out.append(nstep_rows(pick(r["obs"]), pick(r["act"]), pick(r["rew"]), pick(r["nxt"]),
-                                      pick(r["done"]), pick(r["term"]), self.n_step, self.gamma))
-        return torch.cat(out)
+        return ready_rows(r, r["ready"], self.n_step, self.gamma)
+
+    def close(self) -> torch.Tensor:
+        """End the segment of a streaming player (``stream=True``): the rows still waiting for their
+        windows, bootstrapped from the last state seen; an empty tensor otherwise."""
+        if self.stream is None:
+            return torch.zeros(0, ROW_WIDTH, device=self.env.device)
+        return self.stream.close()

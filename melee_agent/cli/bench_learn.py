@@ -17,6 +17,10 @@ Both are checked on the same evaluation (10 episodes at each level, every ``--ev
 minutes) and their last models scored at the end over ``--final-episodes`` per level. Reported:
 minutes until a check reached 95% untouched at every level (None: never), every check, the final
 per-level table, and the ratio of the times.
+
+``--fused`` races ``train`` against ``train --fused`` instead (the same config, minutes and checks, runs
+one after the other): dodging, or whole games with ``--game fight`` (the target is then 95% of games
+won at every level), with each run's rows/s into the replay and train steps/s.
 """
 
 from __future__ import annotations
@@ -54,6 +58,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "where ours did not reach it or did not run)")
     p.add_argument("--only", choices=("melee-agent", "sb3"), default=None, help="race one side only")
     p.add_argument("--quick", action="store_true", help="tiny runs (smoke test): 0.3 minutes, 1 run, few episodes")
+    p.add_argument("--fused", action="store_true",
+                   help="race `train` against `train --fused` (same config and minutes) instead of SB3")
+    p.add_argument("--game", choices=("dodge", "fight"), default="dodge",
+                   help="with --fused: the game raced (dodge: the default config; fight: the fight config; "
+                        "--set overrides apply to both sides)")
 
 
 def sb3_minutes(ours: list[dict[str, Any]] | None, minutes: float) -> float:
@@ -88,10 +97,15 @@ def speedup(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], sb3_budget
     return {"ratio": round(fastest / max(t_ours), 3), "lower_bound": all(t is None for t in t_sb3)}
 
 
-def first_at_target(curve: list[dict[str, Any]]) -> float | None:
-    """Minutes of the first check whose worst level reached the target (None: none did)."""
+def first_at_target(curve: list[dict[str, Any]], key: str = "untouched_share_worst_level") -> float | None:
+    """Minutes of the first check whose worst level reached the target (None: none did).
+
+    >>> first_at_target([{"minutes": 2.5, "untouched_share_worst_level": 0.9},
+    ...                  {"minutes": 5.0, "untouched_share_worst_level": 1.0}])
+    5.0
+    """
     for point in curve:
-        if point["untouched_share_worst_level"] >= TARGET:
+        if (point.get(key) or 0.0) >= TARGET:
             return float(point["minutes"])
     return None
 
@@ -238,20 +252,33 @@ def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, 
             "final_per_level": _shares(final), "final_worst_level": final.untouched_share_worst_level}
 
 
-def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: Path) -> dict[str, Any]:
+def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: Path, fused: bool = False,
+              game: str = "dodge", sets: list[str] | None = None) -> dict[str, Any]:
+    """One `train` run (``fused``: `train --fused`) on the ``game``'s shipped config."""
     from melee_agent.config import load_config  # noqa: PLC0415
     from melee_agent.training import TrainingRun  # noqa: PLC0415
 
-    cfg = load_config("default", [f"train.eval_every_minutes={eval_every}", f"train.eval_episodes={final_episodes}"])
+    config = "fight" if game == "fight" else "default"
+    final = [f"train.final_games_per_level={final_episodes}", "train.final_games_level_9=0"] if game == "fight" \
+        else [f"train.eval_episodes={final_episodes}"]
+    cfg = load_config(config, [f"train.eval_every_minutes={eval_every}", *final, f"train.fused={str(fused).lower()}",
+                               *(sets or [])])
     report = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, progress=False).run()  # eval.json's document
+    key = "win_rate_worst_level" if game == "fight" else "untouched_share_worst_level"
     points = [(p["minutes"], p.get("train_step"), EvalResult.from_json(p, "eval.json curve point"))
               for p in report["curve"]]
     curve = [{"minutes": m, "steps": step, "untouched_share": e.untouched_share,
-              "untouched_share_worst_level": e.untouched_share_worst_level, "per_level": _shares(e)}
+              "untouched_share_worst_level": e.untouched_share_worst_level, "per_level": _shares(e),
+              **({"win_rate": e.win_rate, "win_rate_worst_level": e.win_rate_worst_level} if game == "fight" else {})}
              for m, step, e in points]
     r = EvalResult.from_json(report, "eval.json")
-    return {"curve": curve, "minutes_to_target": first_at_target(curve[1:]),  # the first point is the untrained net
-            "final_per_level": _shares(r), "final_worst_level": r.untouched_share_worst_level, "run_dir": str(run_dir)}
+    t = report["training"]
+    return {"curve": curve, "minutes_to_target": first_at_target(curve[1:], key),  # the first point: the untrained net
+            "final_per_level": _shares(r) if game == "dodge" else
+            {str(lv): v.win_rate for lv, v in (r.per_level or {}).items()},
+            "final_worst_level": r.untouched_share_worst_level if game == "dodge" else r.win_rate_worst_level,
+            "run_dir": str(run_dir), "rows": t["rows"], "train_steps": t["train_steps"],
+            "rows_per_s": t["rows_per_s"], "train_steps_per_s": t["train_steps_per_s"]}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -259,6 +286,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.quick:
         minutes, runs, eval_every, final = 0.3, 1, 0.15, 2
     torch.set_num_threads(max(1, torch.get_num_threads()))
+    if args.fused:
+        return _race_fused(args, minutes, runs, eval_every, final)
     sides = [args.only] if args.only else ["melee-agent", "sb3"]
     results: dict[str, Any] = {"minutes": minutes, "runs": runs, "eval_every_minutes": eval_every,
                                "target": TARGET, "threads": torch.get_num_threads(), "torch": torch.__version__}
@@ -283,6 +312,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if len(sides) == 2:
         results["speedup"] = speedup(results["melee-agent"], results["sb3"], results["sb3_minutes"])
     _print(results, sides)
+    return results
+
+
+def _race_fused(args: argparse.Namespace, minutes: float, runs: int, eval_every: float, final: int) -> dict[str, Any]:
+    """`train` against `train --fused`: the same config, minutes and checks, run after run."""
+    results: dict[str, Any] = {"minutes": minutes, "runs": runs, "eval_every_minutes": eval_every, "target": TARGET,
+                               "game": args.game, "sets": args.set, "torch": torch.__version__, "device": "cpu"}
+    root = Path(args.run_dir) if args.run_dir else Path(tempfile.mkdtemp(prefix="bench-learn-fused-"))
+    for side in ("melee-agent", "fused"):
+        out = []
+        for i in range(runs):
+            print(f"bench learn --fused: {side} run {i + 1} of {runs} ({minutes:g} minutes, {args.game}) ...", flush=True)
+            out.append(race_ours(minutes, eval_every, final, root / f"{side}-{args.game}-{i}", fused=side == "fused",
+                                 game=args.game, sets=args.set))
+        results[side] = out
+    results["speedup"] = speedup(results["fused"], results["melee-agent"], minutes)
+    what = "won" if args.game == "fight" else "untouched"
+    print(f"\nbench learn --fused ({args.game}): minutes until a periodic check reached {TARGET:.0%} {what} at every "
+          f"level 1-9 ({minutes} minutes per run)")
+    print(f"  {'side':<12} {'run':>3} {'to target':>10} {'final worst':>11} {'rows/s':>9} {'steps/s':>8}  checks (min: worst level)")
+    for side in ("melee-agent", "fused"):
+        for i, run in enumerate(results[side]):
+            t = run["minutes_to_target"]
+            key = "win_rate_worst_level" if args.game == "fight" else "untouched_share_worst_level"
+            checks = "; ".join(f"{p['minutes']:.1f}: {p.get(key) or 0:.0%}" for p in run["curve"])
+            print(f"  {side:<12} {i + 1:>3} {'never' if t is None else f'{t:.1f} min':>10} "
+                  f"{run['final_worst_level'] or 0:>11.0%} {run['rows_per_s']:>9,.0f} {run['train_steps_per_s']:>8,.1f}  {checks}")
+    s = results["speedup"]
+    if s["ratio"] is not None:
+        print(f"  train --fused reached the target {'at least ' if s['lower_bound'] else ''}{s['ratio']:.1f}x sooner "
+              "(its slowest run against train's fastest)")
     return results
 
 

@@ -19,6 +19,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=flags.positive_int, default=None, help="local worker processes (default: config)")
     p.add_argument("--port", type=flags.port_or_free, default=0, help="manager port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.add_argument("--fused", action="store_true",
+                   help="arena, replay and learner in this one process on one device (train.fused; the [fused] "
+                        "settings), instead of a manager and worker processes")
+    p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its newest checkpoint")
     p.set_defaults(func=run)
 
 
@@ -26,10 +30,13 @@ def run(args: argparse.Namespace) -> int:
     from melee_agent.training import TrainingRun  # noqa: PLC0415
 
     cfg = config_from_args(args)
+    if args.fused:
+        cfg.train.fused = True
     if cfg.train.check_device and (why := flags.missing_device(cfg.train.check_device, "train.check_device")):
         raise ValueError(why)  # before the manager starts, not at the first check
     run = TrainingRun(cfg, run_dir=args.run_dir, minutes=args.minutes, workers=args.workers,
-                      device=args.device, port=args.port, progress=not args.no_progress)
+                      device=args.device, port=args.port, progress=not args.no_progress,
+                      resume=args.resume)
     final = run.run()
     if args.json:
         atomic_write_json(args.json, final)
