@@ -83,7 +83,7 @@ def test_fused_rows_equal_the_worker_paths_from_the_same_seed_and_actions(tmp_pa
         # product over another batch).
         by_row = dict(zip(map(tuple, worker_rows.tolist()), td_priorities(model, worker_rows).tolist()))
         got = torch.tensor([by_row[tuple(row)] for row in fused_rows.tolist()])
-        assert torch.allclose(got, td_priorities(model, fused_rows), rtol=1e-5, atol=1e-7)
+        assert torch.allclose(got, td_priorities(model, fused_rows), rtol=1e-4, atol=1e-6)
 
 
 def test_fused_training_learns_publishes_and_checkpoints(tmp_path):
