@@ -195,3 +195,22 @@ def test_service_account_and_redeploy():
     (upload, restart), script = plan(args("--redeploy"), "/tmp/s.sh", "/tmp/w.whl")
     assert script is None and upload[:3] == ["gsutil", "cp", "/tmp/w.whl"]
     assert restart[4:8] == ["instance-groups", "managed", "rolling-action", "restart"]
+
+
+def test_the_vms_workers_play_the_runs_config_not_always_dolphin(tmp_path):
+    """Before: every VM's worker ran `--config dolphin`, so a fleet could not train fights."""
+    import re
+
+    from melee_agent.config import load_config
+
+    _, script = plan(args("--config", "fight-d18", "--set", "learner.lr=0.0002"), "/tmp/s.sh")
+    assert "--config dolphin " not in script and "--config /opt/melee-agent/config.toml" in script
+    toml = re.search(r"<<'MELEE_AGENT_CONFIG'\n(.*?)MELEE_AGENT_CONFIG\n", script, re.S).group(1)
+    (tmp_path / "c.toml").write_text(toml)
+    cfg = load_config(str(tmp_path / "c.toml"))
+    assert (cfg.env.env, cfg.env.game, cfg.env.action_set, cfg.env.delay_frames) == ("dolphin", "fight", "fight:18", 18)
+    assert cfg.learner.lr == 0.0002
+    # The script still runs where the config is written (the stubbed VM of the tests above).
+    proc, root = run_startup(tmp_path, script, "0", "vm")
+    assert proc.returncode == 0, proc.stderr
+    assert load_config(str(root / "opt/melee-agent/config.toml")).env.game == "fight"
