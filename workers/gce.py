@@ -121,6 +121,9 @@ apt-get update -q
 apt-get install -y -q python3-venv xvfb fuse libfuse2 libasound2 libgl1 libegl1 libusb-1.0-0 libgtk-3-0 curl
 install -d -m 0755 "$R/opt/melee-agent"
 {fetch('melee-agent/' + wheel_name(), '$R/opt/melee-agent/', 'run melee-agent launch gce --redeploy')}
+# No worker runs the installed wheel while it is replaced (the units wait for this script at boot; a worker
+# started by hand or left from before is stopped here).
+systemctl stop 'melee-agent-worker@*.service' || true
 if [ ! -x "$R/opt/melee-agent/venv/bin/melee-agent" ]; then
   python3 -m venv "$R/opt/melee-agent/venv"
   "$R/opt/melee-agent/venv/bin/pip" install -q --upgrade pip
@@ -129,8 +132,10 @@ if [ ! -x "$R/opt/melee-agent/venv/bin/melee-agent" ]; then
   "$R/opt/melee-agent/venv/bin/pip" install -q "{wheel}"
 fi
 # The wheel keeps its version's name across redeploys: reinstall it at every boot, so a redeployed
-# checkout replaces the one installed before (its dependencies stay as installed).
+# checkout replaces the one installed before; then its dependencies,
+# so a changed requirement is installed too (those already satisfied are left as they are).
 "$R/opt/melee-agent/venv/bin/pip" install -q --force-reinstall --no-deps "{wheel}"
+"$R/opt/melee-agent/venv/bin/pip" install -q "{wheel}"
 {fetch(s.dolphin_object, '$R/opt/melee-agent/dolphin.AppImage', 'upload Slippi Dolphin there or pass --dolphin-object')}
 chmod 0755 "$R/opt/melee-agent/dolphin.AppImage"
 {fetch(s.iso_object, '$R/opt/melee-agent/melee.iso', 'upload your NTSC 1.02 ISO there or pass --iso-object')}
@@ -148,8 +153,13 @@ umask 022
 cat > "$R/etc/systemd/system/melee-agent-worker@.service" <<UNIT
 [Unit]
 Description=melee-agent Dolphin worker %i
-After=network-online.target
+# After the startup script, which installs the wheel: at boot a worker starts on the newly installed one.
+After=network-online.target google-startup-scripts.service
 Wants=network-online.target
+# A worker that keeps dying (a config the manager refuses, a bad flag) is not restarted for ever: 5 starts
+# in 10 minutes, then the unit fails and says so (systemctl status, the journal).
+StartLimitIntervalSec=600
+StartLimitBurst=5
 [Service]
 EnvironmentFile=/opt/melee-agent/worker.env
 ExecStart=/opt/melee-agent/venv/bin/melee-agent worker --manager {q(s.manager)} --env dolphin --config {config_arg} \\
@@ -157,6 +167,9 @@ ExecStart=/opt/melee-agent/venv/bin/melee-agent worker --manager {q(s.manager)} 
   --set env.cpu_level={s.cpu_level} --worker-index %i --num-workers ${{TOTAL}} --spool-dir /var/lib/melee-agent/spool/%i
 Restart=always
 RestartSec=5
+# Exit status 2 is a refusal that restarting cannot fix (a one-line error: the manager refused this worker's
+# config or token, a bad flag or path, too many Dolphin restarts): the unit stops there.
+RestartPreventExitStatus=2
 KillMode=mixed
 TimeoutStopSec=60
 PrivateTmp=true
@@ -166,7 +179,10 @@ UNIT
 systemctl daemon-reload
 for k in $(seq 0 $(( {s.workers_per_vm} - 1 ))); do
   i=$(( VM_INDEX * {s.workers_per_vm} + k ))
-  systemctl enable --now "melee-agent-worker@${{i}}.service"
+  systemctl enable "melee-agent-worker@${{i}}.service"
+  # restart, not start: a running worker (the previous wheel's) is replaced; --no-block, because the unit is
+  # ordered after this script's own service, and waiting here for it would wait for ever.
+  systemctl restart --no-block "melee-agent-worker@${{i}}.service"
 done
 """
 
