@@ -154,6 +154,8 @@ def test_a_mismatched_config_is_one_line_naming_the_right_one(fight_d18_model, c
     assert rc == 2 and "--config fight" in err and "--config fight-d18" in err and _one_line(err)
     rc, err = _err(capsys, "watch", "--policy", str(fight_d18_model), "--config", "default", "--out", "w.gif")
     assert rc == 2 and "--config fight-d18" in err and _one_line(err)
+    rc, err = _err(capsys, "watch", "--policy", str(fight_d18_model), "--game", "dodge", "--out", "w.gif")
+    assert rc == 2 and "--game dodge: the model" in err and "plays fight" in err and _one_line(err)
 
 
 def test_watch_takes_the_game_from_the_config_and_from_the_model(fight_d18_model, tmp_path, capsys):

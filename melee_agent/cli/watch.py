@@ -21,7 +21,7 @@ from melee_agent.arena import Arena
 from melee_agent.arena.env_state import EnvState
 from melee_agent.arena.games import GAMES
 from melee_agent.arena.tables import Tables
-from melee_agent.cli.common import config_for_policy
+from melee_agent.cli.common import config_for_policy, model_settings
 from melee_agent.policies import make_policy
 from melee_agent.video import NO_FFMPEG, VideoWriter, check_fps, ffmpeg_available, open_video, video_format
 from melee_agent.watch import Painter, clock, palette_image, view_of
@@ -192,6 +192,10 @@ def watch(o: WatchOptions) -> WatchResult:
 
 def run(args: argparse.Namespace) -> int:
     cfg, _ = config_for_policy(args.config, args.set, args.policy)
+    recorded = (model_settings(args.policy) or {}).get("env.game")
+    if args.game and recorded and args.game != recorded:
+        raise ValueError(f"--game {args.game}: the model {args.policy} plays {recorded} (action set "
+                         f"{cfg.env.action_set!r}); leave --game out")
     game = args.game or cfg.env.game
     # The policy and the arena play one action set: the config's (a model's own), or a game's own where
     # --game names another game than the config's.
