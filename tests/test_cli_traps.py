@@ -147,6 +147,9 @@ def test_eval_plays_a_model_with_its_own_action_set_and_delay(fight_d18_model, c
     assert (name, cfg.env.game, cfg.env.action_set, cfg.env.delay_frames) == ("fight-d18", "fight", "fight:18", 18)
     cfg, name = config_for_policy(None, [], str(fight_d18_model), env="dolphin")
     assert (cfg.env.env, cfg.env.game, cfg.env.action_set, cfg.env.delay_frames) == ("dolphin", "fight", "fight:18", 18)
+    # Another delay asked for by name is played (measuring a model at another delay), the config's own is not.
+    cfg, _ = config_for_policy("fight-d18", ["env.delay_frames=21"], str(fight_d18_model))
+    assert cfg.env.delay_frames == 21
 
 
 def test_a_mismatched_config_is_one_line_naming_the_right_one(fight_d18_model, capsys):

@@ -105,7 +105,8 @@ def config_for_policy(config: str | None, overrides: list[str], policy: str | No
     No ``--config`` (``config`` None): for a model file, the shipped config that plays its game, action set and
     delay (one of ``env``'s where there is one), else ``default`` set to them; for a scripted policy, ``default``.
     A ``--config`` given (with its ``--set`` values) must agree with the model file: where it does not, one line
-    names the config that does (a ValueError).
+    names the config that does (a ValueError). A delay set by name (``--set env.delay_frames=N``) is played as
+    asked: a model can be measured at another delay than its own (the policy warns).
     """
     wanted = model_settings(policy)
     env_set = [f"env.env={env}"] if env else []
@@ -122,6 +123,8 @@ def config_for_policy(config: str | None, overrides: list[str], policy: str | No
         return load_config("default", [*fit, *env_set, *overrides]), "default"
     cfg = load_config(config, [*env_set, *overrides])
     wrong = _differences(cfg, wanted) if wanted else {}
+    if any(o.replace(" ", "").startswith("env.delay_frames=") for o in overrides):
+        wrong.pop("env.delay_frames", None)  # another delay asked for by name: played, and the policy warns
     if wrong:
         said = ", ".join(f"{k} {have!r}" for k, (have, _) in wrong.items())
         matches = _matching_configs(wanted or {}, env)
