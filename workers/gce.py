@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from melee_agent.cli.flags import manager_url
+from melee_agent.cli.flags import manager_url, nonneg_int, positive_int
 
 
 @dataclass
@@ -250,8 +250,19 @@ def build_wheel(out_dir: str) -> str:
     return str(path)
 
 
+def cpu_level(text: str) -> int:
+    """``--cpu-level``: Melee's CPU levels are 1-9."""
+    try:
+        level = int(text)
+    except ValueError:
+        level = 0
+    if not 1 <= level <= 9:
+        raise argparse.ArgumentTypeError(f"must be a CPU level 1-9, got {text!r}")
+    return level
+
+
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--count", type=int, required=True, help="number of VMs in the managed instance group")
+    p.add_argument("--count", type=positive_int, required=True, help="number of VMs in the managed instance group")
     p.add_argument("--project", required=True, help="GCP project")
     p.add_argument("--zone", required=True, help="GCE zone, e.g. us-central1-a")
     p.add_argument("--manager", default=None, type=manager_url, metavar="URL",
@@ -262,7 +273,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "onto the VMs resolved, so dolphin-fight or fight trains fights) (default: %(default)s)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one config value (repeatable), as given to the manager")
-    p.add_argument("--workers-per-vm", type=int, default=2, help="Dolphin workers per VM (default: %(default)s)")
+    p.add_argument("--workers-per-vm", type=positive_int, default=2, help="Dolphin workers per VM (default: %(default)s)")
     p.add_argument("--machine-type", default="e2-standard-4", help="(default: %(default)s)")
     p.add_argument("--token-secret", default="melee-agent-token", help="Secret Manager secret with the token")
     p.add_argument("--dolphin-object", default="Slippi_Online-x86_64.AppImage",
@@ -273,12 +284,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="the VMs' service account e-mail (default: the project's compute default); it needs "
                         "roles/storage.objectViewer on the bucket and roles/secretmanager.secretAccessor on the secret")
     p.add_argument("--name", default="melee-agent-workers", help="group name (default: %(default)s)")
-    p.add_argument("--cpu-level", type=int, default=9, help="the built-in CPU's level (default: %(default)s)")
+    p.add_argument("--cpu-level", type=cpu_level, default=9, help="the built-in CPU's level (default: %(default)s)")
     p.add_argument("--boot-disk-gb", type=int, default=30,
                    help="boot disk per VM in GB: torch, Dolphin and the ISO (default: %(default)s)")
     p.add_argument("--spot", action="store_true", help="spot VMs (cheaper, may be preempted)")
     p.add_argument("--dry-run", action="store_true", help="print the gcloud commands and the script; run nothing")
-    p.add_argument("--resize", type=int, default=None, metavar="N",
+    p.add_argument("--resize", type=nonneg_int, default=None, metavar="N",
                    help="resize the existing group from --count VMs to N (new VMs get the next indices)")
     p.add_argument("--redeploy", action="store_true",
                    help="upload this checkout's wheel again and restart the VMs, which reinstall it")
