@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import math
 import os
@@ -281,7 +282,9 @@ def _read_config_text(name_or_path: str | os.PathLike) -> tuple[str, str]:
         shipped = resources.files(CONFIG_PACKAGE) / f"{name_or_path}.toml"
         if shipped.is_file():
             return shipped.read_text(), f"{name_or_path}.toml (shipped)"
-    raise ConfigError(f"config file not found: {name_or_path} (a TOML path, or one of the shipped configs: "
+    close = difflib.get_close_matches(str(name_or_path), shipped_configs(), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise ConfigError(f"config file not found: {name_or_path} ({hint}a TOML path, or one of the shipped configs: "
                       f"{', '.join(shipped_configs())})")
 
 

@@ -58,7 +58,7 @@ def test_bench_ingest_quick(tmp_path):
 def test_load_200_workers_for_a_minute_nothing_lost_nothing_twice_memory_flat(tmp_path):
     """The load test: 200 concurrent simulated workers for 60 s against a real manager (training on)."""
     out = tmp_path / "load.json"
-    proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "bench", "ingest", "--workers", "200",
+    proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "bench", "ingest", "--uploaders", "200",
                            "--seconds", "60", "--rows", "500", "--capacity", "200000", "--resend", "0.05",
                            "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

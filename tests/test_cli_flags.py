@@ -29,6 +29,11 @@ BAD = [
     (["bench", "arena", "--seconds", "0"], "--seconds: must be a positive number"),
     (["eval", "--seed", "99999999999999999999999"], "--seed: must be an integer from 0 to 2^62"),
     (["watch", "--out", "w.gif", "--seed", "-1"], "--seed: must be an integer from 0 to 2^62"),
+    (["launch", "gce", "--count", "0", "--project", "p", "--zone", "z"], "--count: must be a positive integer"),
+    (["launch", "gce", "--count", "1", "--project", "p", "--zone", "z", "--cpu-level", "12"],
+     "--cpu-level: must be a CPU level 1-9"),
+    (["launch", "gce", "--count", "1", "--project", "p", "--zone", "z", "--workers-per-vm", "0"],
+     "--workers-per-vm: must be a positive integer"),
 ]
 
 

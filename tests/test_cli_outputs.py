@@ -31,8 +31,11 @@ def model(tmp_path):
 
 def test_an_output_over_the_commands_own_input_is_refused_and_the_input_kept(tmp_path, capsys, model):
     before = model.read_bytes()
-    rc, err = _run(capsys, "umi", "export", "--model", str(model), "--out", str(model))
+    zipped = model.with_name("m.zip")  # umi export takes only a .zip --out: a model so named is its input
+    zipped.write_bytes(before)
+    rc, err = _run(capsys, "umi", "export", "--policy", str(zipped), "--out", str(zipped))
     assert rc == 2 and "--out" in err and "is also what this command reads" in err
+    assert zipped.read_bytes() == before
     rc, err = _run(capsys, "eval", "--policy", str(model), "--config", "fight", "--episodes", "1", "--cpu-level", "1",
                    "--json", str(model))
     assert rc == 2 and "--json" in err and "would destroy it" in err

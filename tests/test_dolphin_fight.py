@@ -395,8 +395,9 @@ def test_dolphin_standin_streams_an_older_replay_as_today_s_dolphin_does(tmp_pat
 
 @pytest.mark.slow
 def test_dolphin_fight_in_a_game_without_four_stocks_each_stops_with_what_to_set(tmp_path):
-    # Melee's rules are the user's (the worker drives the character and stage screens, never the
-    # rules menu): a fight whose game starts with other stocks (peppi_v3.13: one each) stops at once.
+    # Slippi's required codes start every game with 4 stocks and 8:00, and each Dolphin gets a fresh user
+    # folder: a fight whose game starts with other stocks (peppi_v3.13: one each) stops at once, naming the
+    # Dolphin's codes, not a rules menu a fresh user folder could never keep.
     from melee_agent.dolphin import DolphinError
 
     exe, iso = _standin(tmp_path, "peppi_v3.13.slp")
@@ -404,8 +405,9 @@ def test_dolphin_fight_in_a_game_without_four_stocks_each_stops_with_what_to_set
     env = DolphinEnv(cfg, cpu_level=9, game="fight")
     try:
         with pytest.raises(DolphinError, match="a fight needs Melee's standard rules, 4 stocks each and 8:00, but the "
-                                               "game started with 1 and 1 stocks .*Rules menu"):
+                                               "game started with 1 and 1 stocks .*required codes .*GALE01r2.ini") as e:
             env.reset()
+        assert "memory card" not in str(e.value)
     finally:
         env.close()
     env = DolphinEnv(cfg, cpu_level=9)  # the dodging task plays whatever the rules give

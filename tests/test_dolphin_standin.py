@@ -465,3 +465,29 @@ def test_dolphin_start_up_retries_a_failed_version_check_and_a_dead_stream_worke
         start_dolphin(cfg, launch_options(cfg), 70000)
     assert set(temp_in_tmp_path.glob("libmelee_*")) <= before
     assert all(not _alive(rec["pid"]) for rec in launches(exe.parent))
+
+
+@pytest.mark.parametrize("quieted", [True, False])
+def test_dolphins_menu_frame_error_stays_out_of_the_workers_stderr(tmp_path, capfd, monkeypatch, quieted):
+    """Ishiiruka logs `EXI SLIPPI: Invalid command byte: 0x3E` on every menu frame to stderr, which libmelee passes
+    through (hundreds of lines a game in a VM's journal). The worker turns the logger's console output off in the
+    user folder libmelee makes; without that (the second case) the stand-in writes the line as Ishiiruka does."""
+    import melee_agent.dolphin.session as session
+
+    if not quieted:
+        monkeypatch.setattr(session, "quiet_console_log", lambda console: None)
+    exe = install_standin(tmp_path / "dolphin", [replay_path(g) for g in GAMES], build="exiai", frames_limit=120)
+    cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(exe.parent / "melee.iso"), timeout_s=3,
+                        menu_timeout_s=60, max_restarts=5, restart_window_s=600)
+    env = DolphinEnv(cfg, cpu_level=9)
+    try:
+        env.reset()
+        play(env, 20)
+    finally:
+        env.close()
+    err = capfd.readouterr().err
+    assert launches(exe.parent)[0]["build"] == "exiai"
+    if quieted:
+        assert "Invalid command byte" not in err
+    else:
+        assert "EXI SLIPPI: Invalid command byte: 0x3E" in err

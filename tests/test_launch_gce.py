@@ -147,7 +147,7 @@ def test_startup_script_runs_on_two_vms_with_unique_worker_indices_and_a_private
         # Reinstalled at every boot: a redeployed wheel of the same version replaces the installed one.
         assert "pip install -q --force-reinstall --no-deps" in log
         enabled += [line.split("@")[1].split(".")[0] for line in log.splitlines()
-                    if line.startswith("systemctl enable --now melee-agent-worker@")]
+                    if line.startswith("systemctl restart --no-block melee-agent-worker@")]
     assert sorted(enabled) == ["0", "1", "2", "3"]  # 2 VMs x 2 workers, no index twice
 
 
@@ -195,3 +195,44 @@ def test_service_account_and_redeploy():
     (upload, restart), script = plan(args("--redeploy"), "/tmp/s.sh", "/tmp/w.whl")
     assert script is None and upload[:3] == ["gsutil", "cp", "/tmp/w.whl"]
     assert restart[4:8] == ["instance-groups", "managed", "rolling-action", "restart"]
+
+
+def test_the_vms_workers_play_the_runs_config_not_always_dolphin(tmp_path):
+    """Before: every VM's worker ran `--config dolphin`, so a fleet could not train fights."""
+    import re
+
+    from melee_agent.config import load_config
+
+    _, script = plan(args("--config", "fight-d18", "--set", "learner.lr=0.0002"), "/tmp/s.sh")
+    assert "--config dolphin " not in script and "--config /opt/melee-agent/config.toml" in script
+    toml = re.search(r"<<'MELEE_AGENT_CONFIG'\n(.*?)MELEE_AGENT_CONFIG\n", script, re.S).group(1)
+    (tmp_path / "c.toml").write_text(toml)
+    cfg = load_config(str(tmp_path / "c.toml"))
+    assert (cfg.env.env, cfg.env.game, cfg.env.action_set, cfg.env.delay_frames) == ("dolphin", "fight", "fight:18", 18)
+    assert cfg.learner.lr == 0.0002
+    # The script still runs where the config is written (the stubbed VM of the tests above).
+    proc, root = run_startup(tmp_path, script, "0", "vm")
+    assert proc.returncode == 0, proc.stderr
+    assert load_config(str(root / "opt/melee-agent/config.toml")).env.game == "fight"
+
+
+def test_a_redeploy_reaches_running_workers_and_a_refused_worker_is_not_restarted_for_ever(tmp_path):
+    """(b) Before: the units could start before the startup script reinstalled the wheel (no ordering),
+    `enable --now` left a running unit on the old wheel, and `--no-deps` never installed a changed dependency.
+    (c) Before: `Restart=always` with no start limit restarted a refused worker every 5 s for ever."""
+    _, script = plan(args(), "/tmp/s.sh")
+    unit = script.split("<<UNIT", 1)[1].split("\nUNIT\n", 1)[0]
+    assert "After=network-online.target google-startup-scripts.service" in unit
+    assert "StartLimitIntervalSec=600" in unit and "StartLimitBurst=5" in unit
+    assert "RestartPreventExitStatus=2" in unit
+    proc, root = run_startup(tmp_path, script, "0", "vm")
+    assert proc.returncode == 0, proc.stderr
+    log = (tmp_path / "vm" / "log").read_text().splitlines()
+    stop = log.index("systemctl stop melee-agent-worker@*.service")
+    pips = [i for i, line in enumerate(log) if line.startswith("pip install -q") and "torch" not in line
+            and "--upgrade pip" not in line]
+    restarts = [i for i, line in enumerate(log) if line.startswith("systemctl restart --no-block melee-agent-worker@")]
+    assert stop < min(pips) and max(pips) < min(restarts) and len(restarts) == 2
+    assert any(line.startswith("pip install -q /") or ("--no-deps" not in line and line.endswith(".whl"))
+               for line in (log[i] for i in pips))  # the wheel once more with its dependencies
+    assert not any("enable --now" in line for line in log)

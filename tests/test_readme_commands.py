@@ -22,7 +22,7 @@ from melee_agent.cli.main import build_parser
 from melee_agent.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # every page of the site, results/ included
 COMMAND = re.compile(r"^(?:\S*/)?melee-agent\s+(.*)$")
 PLACEHOLDER = re.compile(r"\[|<|\.\.\.")  # usage notation, not a command: [--json FILE], <model>, REPLAY...
 
@@ -56,9 +56,11 @@ def parse_error(args: str) -> str | None:
     argv = shlex.split(args, comments=True)
     err = io.StringIO()
     try:
-        with contextlib.redirect_stderr(err):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             _parser().parse_args(argv)
-    except SystemExit:
+    except SystemExit as e:
+        if e.code == 0:  # --help, --version: shown, then a clean exit
+            return None
         return err.getvalue().strip() or "exit"
     return config_error(argv)
 

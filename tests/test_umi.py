@@ -345,7 +345,7 @@ def test_bad_model_files_get_one_line_errors_naming_them(model_files, tmp_path, 
     cases = [(["umi", "--model", str(missing)], "missing.safetensors"),
              (["umi", "--model", str(model_files["junk"])], "junk.safetensors: not a safetensors file"),
              (["umi", "--model", str(unknown)], "mystery"),
-             (["umi"], "--model FILE is required"),
+             (["umi"], "--policy MODEL is required"),
              (["umi", "export", "--model", str(model_files["junk"]), "--out", str(tmp_path / "b.zip")], "junk.safetensors"),
              (["umi", "export", "--model", str(missing), "--out", str(tmp_path / "b.zip")], "missing.safetensors")]
     for argv, says in cases:

@@ -87,3 +87,22 @@ def test_a_worker_for_another_action_set_stops_at_once_and_leaves_no_temp_spool(
                                                   "manager's --config"):
             worker.run()
     assert not spool.exists() and list(temp_in_tmp_path.iterdir()) == []
+
+
+def test_a_worker_at_another_input_delay_than_the_managers_stops_at_once(tmp_path, manager, temp_in_tmp_path):
+    """Before: a worker at 0 frames of delay fed a manager training at 18 (the same action set): every row
+    accepted, the fleet disagreeing with the manager about what an action does."""
+    from melee_agent.model import ModelMismatch, model_to_bytes
+    from melee_agent.workers.client import ManagerRefused
+
+    data = model_to_bytes(DuelingDQN(), version=1, train_step=0, action_set="untouchable", delay_frames=18)
+    with pytest.raises(ModelMismatch, match="trains at 18 frames of input delay, this worker plays at 0"):
+        check_model(data, {}, "untouchable", "cpu", delay_frames=0)
+    assert check_model(data, {}, "untouchable", "cpu", delay_frames=18)[1]["delay_frames"] == 18
+    older = model_bytes(1)  # a file from before the key: nothing to compare
+    assert check_model(older, {}, "untouchable", "cpu", delay_frames=0)[1]["delay_frames"] is None
+    with manager(tmp_path / "run") as m:  # the manager trains the `small` config: 0 frames of delay
+        worker = Worker(load_config("small", ["env.delay_frames=6"]), WorkerSettings(manager=m.url))
+        with pytest.raises(ManagerRefused, match="trains at 0 frames of input delay, this worker plays at 6.*"
+                                                  "start the worker with the manager's --config"):
+            worker.run()

@@ -34,6 +34,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from melee_agent.cli.flags import manager_url, nonneg_int, positive_int
+
 
 @dataclass
 class GceSettings:
@@ -54,6 +56,8 @@ class GceSettings:
     image_project: str = "debian-cloud"
     boot_disk_gb: int = 30  # Debian + torch (CPU) + Slippi AppImage + a 1.4 GB ISO, with room for logs
     service_account: str = ""  # the VMs' service account (empty: the project's default compute one)
+    config_toml: str = ""  # the run's resolved config, written on the VM for its workers (empty: shipped `dolphin`)
+    config_name: str = "dolphin"  # what the config was called (--config), for the script's comments
 
     @property
     def template(self) -> str:
@@ -82,6 +86,17 @@ def render_startup_script(s: GceSettings) -> str:
         src = q(f"{bucket}/{obj}")
         return (f'gsutil -q cp {src} "{dest}" || {{ echo "melee-agent: cannot copy {bucket}/{obj}: {fix}, or grant '
                 'this VM\'s service account roles/storage.objectViewer on the bucket" >&2; exit 1; }')
+    if s.config_toml:
+        if "MELEE_AGENT_CONFIG" in s.config_toml:
+            raise ValueError("the config holds the text MELEE_AGENT_CONFIG, which ends the startup script's here-document")
+        # The run's config, resolved (--config and --set) where `launch gce` runs: the VMs' workers play what the
+        # manager trains, fights included, whatever file the user named on their own machine.
+        config_block = (f"# The run's config (--config {s.config_name}, resolved): the workers play what the manager "
+                        f"trains.\ncat > \"$R/opt/melee-agent/config.toml\" <<'MELEE_AGENT_CONFIG'\n{s.config_toml}"
+                        "MELEE_AGENT_CONFIG\n")
+        config_arg = "/opt/melee-agent/config.toml"
+    else:
+        config_block, config_arg = "", "dolphin"
     return f"""#!/usr/bin/env bash
 # melee-agent worker VM: install, fetch Dolphin and the ISO, read the token, start {s.workers_per_vm} workers.
 set -euo pipefail
@@ -106,6 +121,9 @@ apt-get update -q
 apt-get install -y -q python3-venv xvfb fuse libfuse2 libasound2 libgl1 libegl1 libusb-1.0-0 libgtk-3-0 curl
 install -d -m 0755 "$R/opt/melee-agent"
 {fetch('melee-agent/' + wheel_name(), '$R/opt/melee-agent/', 'run melee-agent launch gce --redeploy')}
+# No worker runs the installed wheel while it is replaced (the units wait for this script at boot; a worker
+# started by hand or left from before is stopped here).
+systemctl stop 'melee-agent-worker@*.service' || true
 if [ ! -x "$R/opt/melee-agent/venv/bin/melee-agent" ]; then
   python3 -m venv "$R/opt/melee-agent/venv"
   "$R/opt/melee-agent/venv/bin/pip" install -q --upgrade pip
@@ -114,8 +132,10 @@ if [ ! -x "$R/opt/melee-agent/venv/bin/melee-agent" ]; then
   "$R/opt/melee-agent/venv/bin/pip" install -q "{wheel}"
 fi
 # The wheel keeps its version's name across redeploys: reinstall it at every boot, so a redeployed
-# checkout replaces the one installed before (its dependencies stay as installed).
+# checkout replaces the one installed before; then its dependencies,
+# so a changed requirement is installed too (those already satisfied are left as they are).
 "$R/opt/melee-agent/venv/bin/pip" install -q --force-reinstall --no-deps "{wheel}"
+"$R/opt/melee-agent/venv/bin/pip" install -q "{wheel}"
 {fetch(s.dolphin_object, '$R/opt/melee-agent/dolphin.AppImage', 'upload Slippi Dolphin there or pass --dolphin-object')}
 chmod 0755 "$R/opt/melee-agent/dolphin.AppImage"
 {fetch(s.iso_object, '$R/opt/melee-agent/melee.iso', 'upload your NTSC 1.02 ISO there or pass --iso-object')}
@@ -125,7 +145,7 @@ gcloud secrets versions access latest --secret={q(s.token_secret)} --project={q(
   || {{ echo "melee-agent: cannot read secret {s.token_secret}: create it, or grant this VM's service account roles/secretmanager.secretAccessor on it" >&2; exit 1; }}
 {{ printf 'MELEE_AGENT_TOKEN='; cat "$R/opt/melee-agent/token"; echo; }} > "$R/opt/melee-agent/worker.env"
 umask 022
-install -d -m 0755 "$R/etc/systemd/system"
+{config_block}install -d -m 0755 "$R/etc/systemd/system"
 # SIGTERM goes to the worker alone (KillMode=mixed): it ends its segment within a few frames,
 # spools and tries to send the rows, and stops its Dolphin and Xvfb itself; what is left is killed
 # after TimeoutStopSec. PrivateTmp gives each worker a /tmp (libmelee's user folders) that systemd
@@ -133,15 +153,23 @@ install -d -m 0755 "$R/etc/systemd/system"
 cat > "$R/etc/systemd/system/melee-agent-worker@.service" <<UNIT
 [Unit]
 Description=melee-agent Dolphin worker %i
-After=network-online.target
+# After the startup script, which installs the wheel: at boot a worker starts on the newly installed one.
+After=network-online.target google-startup-scripts.service
 Wants=network-online.target
+# A worker that keeps dying (a config the manager refuses, a bad flag) is not restarted for ever: 5 starts
+# in 10 minutes, then the unit fails and says so (systemctl status, the journal).
+StartLimitIntervalSec=600
+StartLimitBurst=5
 [Service]
 EnvironmentFile=/opt/melee-agent/worker.env
-ExecStart=/opt/melee-agent/venv/bin/melee-agent worker --manager {q(s.manager)} --env dolphin --config dolphin \\
+ExecStart=/opt/melee-agent/venv/bin/melee-agent worker --manager {q(s.manager)} --env dolphin --config {config_arg} \\
   --set dolphin.dolphin_path=/opt/melee-agent/dolphin.AppImage --set dolphin.iso_path=/opt/melee-agent/melee.iso \\
   --set env.cpu_level={s.cpu_level} --worker-index %i --num-workers ${{TOTAL}} --spool-dir /var/lib/melee-agent/spool/%i
 Restart=always
 RestartSec=5
+# Exit status 2 is a refusal that restarting cannot fix (a one-line error: the manager refused this worker's
+# config or token, a bad flag or path, too many Dolphin restarts): the unit stops there.
+RestartPreventExitStatus=2
 KillMode=mixed
 TimeoutStopSec=60
 PrivateTmp=true
@@ -151,7 +179,10 @@ UNIT
 systemctl daemon-reload
 for k in $(seq 0 $(( {s.workers_per_vm} - 1 ))); do
   i=$(( VM_INDEX * {s.workers_per_vm} + k ))
-  systemctl enable --now "melee-agent-worker@${{i}}.service"
+  systemctl enable "melee-agent-worker@${{i}}.service"
+  # restart, not start: a running worker (the previous wheel's) is replaced; --no-block, because the unit is
+  # ordered after this script's own service, and waiting here for it would wait for ever.
+  systemctl restart --no-block "melee-agent-worker@${{i}}.service"
 done
 """
 
@@ -219,13 +250,30 @@ def build_wheel(out_dir: str) -> str:
     return str(path)
 
 
+def cpu_level(text: str) -> int:
+    """``--cpu-level``: Melee's CPU levels are 1-9."""
+    try:
+        level = int(text)
+    except ValueError:
+        level = 0
+    if not 1 <= level <= 9:
+        raise argparse.ArgumentTypeError(f"must be a CPU level 1-9, got {text!r}")
+    return level
+
+
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--count", type=int, required=True, help="number of VMs in the managed instance group")
+    p.add_argument("--count", type=positive_int, required=True, help="number of VMs in the managed instance group")
     p.add_argument("--project", required=True, help="GCP project")
     p.add_argument("--zone", required=True, help="GCE zone, e.g. us-central1-a")
-    p.add_argument("--manager", default="", help="the manager's URL as the VMs reach it")
+    p.add_argument("--manager", default=None, type=manager_url, metavar="URL",
+                   help="the manager's URL as the VMs reach it, e.g. http://10.128.0.2:8000")
     p.add_argument("--bucket", default="", help="gs:// bucket holding the Dolphin AppImage and your ISO")
-    p.add_argument("--workers-per-vm", type=int, default=2, help="Dolphin workers per VM (default: %(default)s)")
+    p.add_argument("--config", default="dolphin",
+                   help="the run's config, as the manager was started with (a shipped name or a TOML file; written "
+                        "onto the VMs resolved, so dolphin-fight or fight trains fights) (default: %(default)s)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override one config value (repeatable), as given to the manager")
+    p.add_argument("--workers-per-vm", type=positive_int, default=2, help="Dolphin workers per VM (default: %(default)s)")
     p.add_argument("--machine-type", default="e2-standard-4", help="(default: %(default)s)")
     p.add_argument("--token-secret", default="melee-agent-token", help="Secret Manager secret with the token")
     p.add_argument("--dolphin-object", default="Slippi_Online-x86_64.AppImage",
@@ -236,12 +284,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="the VMs' service account e-mail (default: the project's compute default); it needs "
                         "roles/storage.objectViewer on the bucket and roles/secretmanager.secretAccessor on the secret")
     p.add_argument("--name", default="melee-agent-workers", help="group name (default: %(default)s)")
-    p.add_argument("--cpu-level", type=int, default=9, help="the built-in CPU's level (default: %(default)s)")
+    p.add_argument("--cpu-level", type=cpu_level, default=9, help="the built-in CPU's level (default: %(default)s)")
     p.add_argument("--boot-disk-gb", type=int, default=30,
                    help="boot disk per VM in GB: torch, Dolphin and the ISO (default: %(default)s)")
     p.add_argument("--spot", action="store_true", help="spot VMs (cheaper, may be preempted)")
     p.add_argument("--dry-run", action="store_true", help="print the gcloud commands and the script; run nothing")
-    p.add_argument("--resize", type=int, default=None, metavar="N",
+    p.add_argument("--resize", type=nonneg_int, default=None, metavar="N",
                    help="resize the existing group from --count VMs to N (new VMs get the next indices)")
     p.add_argument("--redeploy", action="store_true",
                    help="upload this checkout's wheel again and restart the VMs, which reinstall it")
@@ -253,11 +301,24 @@ def settings_from_args(args: argparse.Namespace) -> GceSettings:
         raise ValueError("--count and --workers-per-vm must be at least 1")
     if args.boot_disk_gb < 20:
         raise ValueError(f"--boot-disk-gb {args.boot_disk_gb} is too small for torch, Dolphin and an ISO (20 at least)")
-    return GceSettings(count=args.count, project=args.project, zone=args.zone, manager=args.manager,
+    from melee_agent.config import config_to_toml, load_config  # noqa: PLC0415
+
+    cfg = load_config(args.config, [*args.set, "env.env=dolphin"])  # the VMs play Dolphin, whatever the config's env
+    return GceSettings(count=args.count, project=args.project, zone=args.zone, manager=args.manager or "",
+                       config_toml=config_to_toml(cfg), config_name=str(args.config),
                        bucket=args.bucket, name=args.name, machine_type=args.machine_type,
                        workers_per_vm=args.workers_per_vm, spot=args.spot, token_secret=args.token_secret,
                        cpu_level=args.cpu_level, boot_disk_gb=args.boot_disk_gb, dolphin_object=args.dolphin_object,
                        iso_object=args.iso_object, service_account=args.service_account)
+
+
+def check_bucket(bucket: str) -> None:
+    """``--bucket`` is a Cloud Storage URL, ``gs://NAME``; a bare name is named with the fix."""
+    if not bucket:
+        raise ValueError("--bucket is missing: the gs://BUCKET holding the Dolphin AppImage and your ISO")
+    if not bucket.startswith("gs://") or not bucket[5:].strip("/"):
+        fix = f"gs://{bucket}" if "://" not in bucket and bucket else "gs://BUCKET"
+        raise ValueError(f"--bucket {bucket}: must be a Cloud Storage URL starting gs://, e.g. {fix}")
 
 
 def plan(args: argparse.Namespace, script_path: str, wheel_path: str = "WHEEL") -> tuple[list[list[str]], str | None]:
@@ -271,12 +332,16 @@ def plan(args: argparse.Namespace, script_path: str, wheel_path: str = "WHEEL") 
     if args.resize is not None:
         return resize_commands(s, args.resize), None
     if args.redeploy:
-        if not args.bucket.startswith("gs://"):
+        if not args.bucket:
             raise ValueError("--redeploy needs --bucket gs://BUCKET (where the VMs fetch the wheel)")
+        check_bucket(args.bucket)
         return redeploy_commands(s, wheel_path), None
-    if not args.manager or not args.bucket.startswith("gs://"):
+    if not args.manager and not args.bucket:
         raise ValueError("creating the fleet needs --manager URL and --bucket gs://BUCKET (with the Dolphin AppImage "
                          "and your ISO in it)")
+    if not args.manager:
+        raise ValueError("creating the fleet needs --manager URL: the manager's address as the VMs reach it")
+    check_bucket(args.bucket)
     return gcloud_commands(s, script_path, wheel_path), render_startup_script(s)
 
 

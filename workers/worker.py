@@ -56,11 +56,14 @@ class WorkerSettings:
     spool_dir: str | Path | None = None  # default: a new temporary folder (batches then do not outlive the process)
 
 
-def check_model(data: bytes, headers: dict[str, str], action_set: str, device: str) -> tuple[Any, dict[str, Any]]:
+def check_model(data: bytes, headers: dict[str, str], action_set: str, device: str,
+                delay_frames: int | None = None) -> tuple[Any, dict[str, Any]]:
     """The model in ``data`` if it is whole and the one the manager announced; ValueError otherwise.
 
     Checked: the body's sha256 against ``X-Model-Sha256``, the weights against the file's own
-    ``weights_sha256``, schema, layout and action set, and the version against ``X-Model-Version``.
+    ``weights_sha256``, schema, layout and action set, the input delay it trains under (where the file
+    records it and ``delay_frames`` is given: a ModelMismatch, as another action set is), and the version
+    against ``X-Model-Version``.
     """
     h = {k.lower(): v for k, v in headers.items()}
     want = h.get("x-model-sha256")
@@ -69,6 +72,10 @@ def check_model(data: bytes, headers: dict[str, str], action_set: str, device: s
         raise ValueError(f"sha256 {got[:12]}... of {len(data)} bytes does not match X-Model-Sha256 {want[:12]}... "
                          "(a download cut short or altered)")
     model, meta = model_from_bytes(data, action_set=action_set, device=device, origin="downloaded model")
+    trained = meta.get("delay_frames")
+    if delay_frames is not None and trained is not None and trained != delay_frames:
+        raise ModelMismatch(f"downloaded model: the manager trains at {trained} frames of input delay, this worker "
+                            f"plays at {delay_frames} (env.delay_frames)")
     if "x-model-version" in h and str(meta["version"]) != h["x-model-version"]:
         raise ValueError(f"the file says version {meta['version']}, X-Model-Version says {h['x-model-version']}")
     return model, meta
@@ -126,9 +133,10 @@ class Worker:
         if data is None:
             return False
         try:
-            model, meta = check_model(data, headers, self.cfg.env.action_set, self.s.device)
+            model, meta = check_model(data, headers, self.cfg.env.action_set, self.s.device,
+                                      delay_frames=self.cfg.env.delay_frames)
         except ModelMismatch as e:
-            # The manager trains a model for another game or action set: no later download will fit either.
+            # The manager trains a model for another game, action set or delay: no later download will fit either.
             raise ManagerRefused(f"{e}: the manager runs another config than this worker's; start the worker "
                                  "with the manager's --config", 200) from None
         except ValueError as e:

@@ -21,6 +21,11 @@ KINDS = {
     "learn": "minutes to 95%% untouched at every level: melee-agent train against Stable-Baselines3's DQN",
 }
 
+#: The shared flags each kind uses (the others it would take and ignore): ingest's manager runs a config,
+#: learn keeps its runs in a folder.
+USES = {"replay": {"config": False, "run_dir": False}, "arena": {"config": False, "run_dir": False},
+        "ingest": {"config": True, "run_dir": False}, "learn": {"config": False, "run_dir": True}}
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run a benchmark, print a table, write JSON")
@@ -31,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             add_unavailable(kinds, kind, why or "unknown error")
             continue
         kp = kinds.add_parser(kind, help=help_text)
-        add_common(kp)
+        add_common(kp, **USES[kind])
         mod.add_args(kp)
         kp.set_defaults(func=_run)
 

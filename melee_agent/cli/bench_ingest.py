@@ -1,7 +1,7 @@
 """`melee-agent bench ingest`: a real manager under load from many simulated workers.
 
 Starts a real manager (its own process, uvicorn on a free 127.0.0.1 port, training once burn-in
-is reached), then ``--workers`` simulated workers upload for ``--seconds`` over loopback HTTP,
+is reached), then ``--uploaders`` simulated workers upload for ``--seconds`` over loopback HTTP,
 as real workers do: each numbers its batches (``worker_id``, ``batch_seq``), sends one at a time,
 retries the same batch after a 429, 5xx or dropped connection (exponential backoff with
 jitter), and now and then sends a batch again as if its 202 had been lost (``--resend``), which
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from melee_agent.cli.common import forward_flags
+from melee_agent.cli.common import forward_flags, hidden_alias
 from melee_agent.rows import ACTION, DISCOUNT, ROW_WIDTH
 from melee_agent.cli import flags
 
@@ -36,8 +36,9 @@ TARGET_ROWS_PER_S = 100_000
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=flags.positive_float, default=60.0, help="upload time (default: %(default)s)")
-    p.add_argument("--workers", "--uploaders", dest="workers", type=int, default=8,
+    p.add_argument("--uploaders", type=int, default=8,
                    help="simulated workers uploading at once (default: %(default)s)")
+    hidden_alias(p, "--workers", "uploaders", type=int)  # the older name (train's --workers are processes)
     p.add_argument("--rows", type=flags.positive_int, default=2000, help="rows per batch (default: %(default)s)")
     p.add_argument("--resend", type=float, default=0.02,
                    help="share of batches sent a second time, as after a lost answer (default: %(default)s)")
@@ -155,7 +156,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from melee_agent.manager.status import ManagerStatus  # noqa: PLC0415
 
     seconds = 5.0 if args.quick else args.seconds
-    if args.workers < 1 or args.rows < 1 or seconds <= 0:
+    if args.uploaders < 1 or args.rows < 1 or seconds <= 0:
         raise ValueError("--workers, --rows and --seconds must be positive")
     if args.interval < 0:
         raise ValueError(f"--interval must be >= 0, got {args.interval}")
@@ -181,7 +182,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         async def main() -> LoadResult:
             sampler = asyncio.create_task(sample_memory())
             try:
-                return await simulate_workers(manager.url, args.workers, seconds, args.rows, args.resend,
+                return await simulate_workers(manager.url, args.uploaders, seconds, args.rows, args.resend,
                                               interval=args.interval)
             finally:
                 sampler.cancel()
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     server_rows = status1.rows_accepted - status0.rows_accepted
     server_dups = status1.duplicates_refused - status0.duplicates_refused
     result = {
-        "seconds": round(dt, 2), "workers": args.workers, "interval_s": args.interval, "uploaders": args.workers, "rows_per_batch": args.rows,
+        "seconds": round(dt, 2), "workers": args.uploaders, "interval_s": args.interval, "uploaders": args.uploaders, "rows_per_batch": args.rows,
         "rows_accepted": load.rows_accepted, "server_rows_accepted": server_rows,
         "batches_accepted": load.batches_accepted, "resends": load.resends, "resends_refused": load.resends_refused,
         "duplicates": load.duplicates,
@@ -219,7 +220,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                    "applies": not args.interval},
     }
     pace = f"one batch per ~{args.interval:g} s each" if args.interval else "as fast as answered"
-    print(f"manager ingest over loopback HTTP: {args.workers} simulated workers, {args.rows}-row batches {pace}, "
+    print(f"manager ingest over loopback HTTP: {args.uploaders} simulated workers, {args.rows}-row batches {pace}, "
           f"{dt:.0f} s, training on, {capacity:,}-row replay")
     print(f"{'rows/s accepted':>16}  {'p50 ms':>7}  {'p99 ms':>7}  {'429/5xx':>7}  {'resent':>6}  {'dups':>5}  "
           f"{'steps/s':>7}  {'RSS start':>9}  {'mid':>6}  {'end':>6}  {'peak':>6} MiB")
@@ -229,7 +230,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     print(f"manager counted {server_rows:,} rows and refused {server_dups} duplicates: "
           f"{'matches' if result['counts_match'] else 'DOES NOT MATCH'} what the workers saw")
     if args.interval:  # paced: the workers offer less than the target, so it says nothing about it
-        print(f"paced load: about {args.workers * args.rows / args.interval:,.0f} rows/s offered; "
+        print(f"paced load: about {args.uploaders * args.rows / args.interval:,.0f} rows/s offered; "
               f"the {TARGET_ROWS_PER_S:,} rows/s target is measured unpaced (--interval 0)")
     else:
         print(f"target >= {TARGET_ROWS_PER_S:,} rows/s: {'met' if result['target']['met'] else 'NOT met'}")

@@ -63,6 +63,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", choices=("dodge", "fight"), default="dodge",
                    help="with --fused: the game raced (dodge: the default config; fight: the fight config; "
                         "--set overrides apply to both sides)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="with --fused: override one config value on both sides (repeatable)")
 
 
 def sb3_minutes(ours: list[dict[str, Any]] | None, minutes: float) -> float:
@@ -288,6 +290,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     if args.fused:
         return _race_fused(args, minutes, runs, eval_every, final)
+    if args.set or args.game != "dodge":  # the SB3 race plays the default dodging config as shipped
+        raise ValueError("--set and --game apply to the --fused race only")
     sides = [args.only] if args.only else ["melee-agent", "sb3"]
     results: dict[str, Any] = {"minutes": minutes, "runs": runs, "eval_every_minutes": eval_every,
                                "target": TARGET, "threads": torch.get_num_threads(), "torch": torch.__version__}

@@ -13,19 +13,127 @@ from melee_agent.config import Config, load_config, shipped_configs
 from melee_agent.cli import flags
 
 
-def add_common(p: argparse.ArgumentParser, config_default: str | None = "default") -> None:
-    p.add_argument("--config", default=config_default,
-                   help=f"a TOML file, or the name of a shipped config: {', '.join(shipped_configs())} "
-                        "(default: %(default)s)")
-    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                   help="override one config value (repeatable)")
-    p.add_argument("--run-dir", default=None, help="folder for this run's outputs")
+def add_common(p: argparse.ArgumentParser, config_default: str | None = "default", *, config: bool = True,
+               run_dir: bool = True, json: bool = True, config_help: str | None = None) -> None:
+    """The shared flags; a command leaves out (``config=False``, ``run_dir=False``, ``json=False``) those it would
+    otherwise take and ignore."""
+    if config:
+        p.add_argument("--config", default=config_default,
+                       help=f"a TOML file, or the name of a shipped config: {', '.join(shipped_configs())} "
+                            f"({config_help or 'default: %(default)s'})")
+        p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="override one config value (repeatable)")
+    if run_dir:
+        p.add_argument("--run-dir", default=None, help="folder for this run's outputs")
     p.add_argument("--device", default="cpu", type=flags.device, help="torch device: cpu, cuda, cuda:1 ... (default: cpu)")
-    p.add_argument("--json", default=None, metavar="FILE", help="also write machine-readable results here")
+    if json:
+        p.add_argument("--json", default=None, metavar="FILE", help="also write machine-readable results here")
+
+
+def hidden_alias(p: argparse.ArgumentParser, flag: str, dest: str, **kwargs: Any) -> None:
+    """An old name of a flag, still taken (so older commands keep working) but not shown in ``--help``."""
+    p.add_argument(flag, dest=dest, help=argparse.SUPPRESS, **kwargs)
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
     return load_config(args.config, args.set)
+
+
+#: What a model file says it plays, as ``--config`` settings: ``env.game``, ``env.action_set``, ``env.delay_frames``.
+ModelSettings = dict
+
+
+def model_settings(policy: str | None) -> ModelSettings | None:
+    """The game, action set and input delay a model file records (``None`` for a scripted policy or a missing
+    file; an unreadable one is left to the policy's own loading, which names the problem).
+
+    The game is the action set's: a ``fight`` set (``fight``, ``fight:18``...) plays fights, ``untouchable``
+    dodging; a file that does not record its delay (older files) leaves the config's.
+    """
+    from melee_agent.policies import SCRIPTED  # noqa: PLC0415 (torch)
+
+    if not policy or policy in SCRIPTED or not Path(policy).is_file():
+        return None
+    from melee_agent.actions import base_name  # noqa: PLC0415
+    from melee_agent.model import trained_delay  # noqa: PLC0415
+    from melee_agent.safetensors_header import HeaderError, read_metadata  # noqa: PLC0415
+
+    try:
+        with open(policy, "rb") as f:
+            meta = read_metadata(f.read())
+        delay = trained_delay(meta, policy)
+    except (HeaderError, ValueError, OSError):
+        return None
+    action_set = meta.get("action_set")
+    if not action_set:
+        return None
+    out: ModelSettings = {"env.action_set": action_set}
+    game = {"fight": "fight", "untouchable": "dodge"}.get(base_name(action_set))
+    if game is not None:
+        out["env.game"] = game
+    if delay is not None:
+        out["env.delay_frames"] = delay
+    return out
+
+
+def _settings_of(cfg: Config) -> ModelSettings:
+    return {"env.game": cfg.env.game, "env.action_set": cfg.env.action_set, "env.delay_frames": cfg.env.delay_frames}
+
+
+def _differences(cfg: Config, wanted: ModelSettings) -> dict[str, tuple[Any, Any]]:
+    have = _settings_of(cfg)
+    return {k: (have[k], v) for k, v in wanted.items() if have[k] != v}
+
+
+def _matching_configs(wanted: ModelSettings, env: str | None) -> list[str]:
+    """Shipped configs whose game, action set and delay are the model's; those of ``env`` (else the arena) first."""
+    found = []
+    for name in shipped_configs():
+        try:
+            cfg = load_config(name)
+        except ValueError:
+            continue
+        if not _differences(cfg, wanted):
+            found.append((cfg.env.env != (env or "arena"), name))
+    return [name for _, name in sorted(found)]
+
+
+def config_for_policy(config: str | None, overrides: list[str], policy: str | None,
+                      env: str | None = None) -> tuple[Config, str]:
+    """The config a command plays ``policy`` under, and its name.
+
+    No ``--config`` (``config`` None): for a model file, the shipped config that plays its game, action set and
+    delay (one of ``env``'s where there is one), else ``default`` set to them; for a scripted policy, ``default``.
+    A ``--config`` given (with its ``--set`` values) must agree with the model file: where it does not, one line
+    names the config that does (a ValueError). A delay set by name (``--set env.delay_frames=N``) is played as
+    asked: a model can be measured at another delay than its own (the policy warns).
+    """
+    wanted = model_settings(policy)
+    env_set = [f"env.env={env}"] if env else []
+    if config is None:
+        if wanted is None:
+            return load_config("default", [*env_set, *overrides]), "default"
+        matches = _matching_configs(wanted, env)
+        if matches:
+            return load_config(matches[0], [*env_set, *overrides]), matches[0]
+        from melee_agent.arena.games import GAMES  # noqa: PLC0415
+
+        rules = GAMES.get(str(wanted.get("env.game", "dodge")), GAMES["dodge"])
+        fit = [f"env.reward={rules.reward}", *(f"{k}={v}" for k, v in wanted.items())]
+        return load_config("default", [*fit, *env_set, *overrides]), "default"
+    cfg = load_config(config, [*env_set, *overrides])
+    wrong = _differences(cfg, wanted) if wanted else {}
+    if any(o.replace(" ", "").startswith("env.delay_frames=") for o in overrides):
+        wrong.pop("env.delay_frames", None)  # another delay asked for by name: played, and the policy warns
+    if wrong:
+        said = ", ".join(f"{k} {have!r}" for k, (have, _) in wrong.items())
+        matches = _matching_configs(wanted or {}, env)
+        fix = (f"use --config {matches[0]}" if matches else
+               "pass " + " ".join(f"--set {k}={v}" for k, (_, v) in wrong.items()))
+        model = ", ".join(f"{k} {v!r}" for k, v in (wanted or {}).items())
+        raise ValueError(f"--config {config}: {said} does not match the model {policy} ({model}); {fix} "
+                         "(or leave --config out: the model's own settings are used)")
+    return cfg, config
 
 
 def forward_flags(args: argparse.Namespace, defaults: tuple[str, ...] = ()) -> list[str]:

@@ -22,7 +22,7 @@ from melee_agent.envs import ENVS, eval_config, make_env, make_eval_env
 from melee_agent.evaluate import EvalResult, GameFigures, evaluate, merge_games
 from melee_agent.plots import per_level_bars
 from melee_agent.policies import make_policy
-from melee_agent.cli.common import add_common, config_from_args, require_png
+from melee_agent.cli.common import add_common, config_for_policy, require_png
 from melee_agent.cli import flags
 
 METRICS = ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "damage_dealt", "stocks_lost",
@@ -51,7 +51,9 @@ class LevelRow:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate a policy against the built-in CPU (arena or Dolphin)")
-    add_common(p)
+    add_common(p, config_default=None,
+               config_help="default: for a model file, the shipped config of its own game, action set and delay; "
+                           "else default")
     p.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
     p.add_argument("--cpu-level", default=None,
                    help="CPU level 1-9, a comma list, or 'all' (default: the config's env.cpu_levels, else env.cpu_level)")
@@ -157,11 +159,7 @@ def format_causes(g: GameFigures) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = list(args.set)
-    if args.env:
-        overrides.append(f"env.env={args.env}")
-    args.set = overrides
-    cfg = config_from_args(args)
+    cfg, _ = config_for_policy(args.config, args.set, args.policy, env=args.env)
     levels = parse_levels(args.cpu_level, env_levels(cfg))
     if args.plot is not None:
         require_png(args.plot)
@@ -197,7 +195,9 @@ def run(args: argparse.Namespace) -> int:
                **(games.to_json() if games is not None else {}),
                **({"win_rate_worst_level": worst_win_rate} if worst_win_rate is not None else {})}
     if len(rows) > 1:
-        plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else "eval-levels.png")
+        plot = args.plot or (str(Path(args.json).with_suffix(".png")) if args.json else
+                             str(Path(args.run_dir) / "eval-levels.png") if args.run_dir else "eval-levels.png")
+        Path(plot).parent.mkdir(parents=True, exist_ok=True)
         fights = all("win_rate" in d for d in docs)
         key, label = ("win_rate", "games won") if fights else ("untouched_share", "untouched share")
         per_level_bars(docs, f"{args.policy} vs {cfg.env.env} CPU: {label} per level", plot, key=key)
@@ -206,6 +206,9 @@ def run(args: argparse.Namespace) -> int:
     if replays is not None:
         out["replays"] = str(replays)
         print(f"Slippi replays of the games in {replays} (open them in Slippi Launcher)")
+    if args.run_dir:  # the run's folder holds its results as train's does (DIR/eval.json)
+        atomic_write_json(Path(args.run_dir) / "eval.json", out)
+        print(f"results written to {Path(args.run_dir) / 'eval.json'}", file=sys.stderr)
     if args.json:
         atomic_write_json(args.json, out)
         print(f"results written to {args.json}", file=sys.stderr)

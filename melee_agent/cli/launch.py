@@ -6,7 +6,8 @@ import argparse
 import logging
 import time
 
-from melee_agent.cli.common import add_common, add_unavailable, forward_flags, import_or_explain
+from melee_agent.cli.common import add_common, add_unavailable, config_from_args, forward_flags, import_or_explain
+from melee_agent.envs import ENVS
 from melee_agent.cli import flags
 
 
@@ -14,10 +15,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("launch", help="start workers: on this machine (local) or on GCE VMs (gce)")
     where = p.add_subparsers(dest="where", metavar="WHERE", required=True)
     lp = where.add_parser("local", help="N worker processes here; a worker that dies is restarted")
-    add_common(lp)
+    add_common(lp, run_dir=False, json=False)
     lp.add_argument("--count", type=flags.positive_int, required=True, help="number of worker processes")
     lp.add_argument("--manager", required=True, type=flags.manager_url, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
-    lp.add_argument("--env", default=None, help="arena or dolphin (default: the config's)")
+    lp.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
     lp.add_argument("--envs", type=flags.positive_int, default=None, help="arena environments per worker (default: config)")
     lp.add_argument("--spool-dir", default=None, metavar="DIR",
                     help="worker i keeps unsent batches in DIR/worker-i (default: a temporary folder per fleet)")
@@ -41,11 +42,21 @@ def worker_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
+def check_worker_config(args: argparse.Namespace) -> None:
+    """What every worker of the fleet would refuse at its start, refused here once: the config (with ``--env``)
+    loads, and Dolphin's and the ISO's paths are set and exist where the workers play Dolphin."""
+    from melee_agent.cli.worker import check_env  # noqa: PLC0415
+
+    overrides = [*args.set, *([f"env.env={args.env}"] if args.env else [])]
+    check_env(config_from_args(argparse.Namespace(config=args.config, set=overrides)))
+
+
 def run_local(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     from melee_agent.workers.launch_local import LocalFleet  # noqa: PLC0415
 
+    check_worker_config(args)  # each worker would fail alike and be restarted until the crash-loop guard stops it
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     fleet = LocalFleet(args.manager, args.count, worker_flags(args),
                        log_dir=Path(args.log_dir) if args.log_dir else None,

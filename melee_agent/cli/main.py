@@ -24,11 +24,21 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("melee-agent")
+    except PackageNotFoundError:  # a checkout on sys.path that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="melee-agent",
         description="Train and evaluate a Dueling DQN that plays Super Smash Bros. Melee.",
     )
+    parser.add_argument("--version", action="version", version=f"melee-agent {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
         module, why = import_or_explain(f"melee_agent.cli.{name}")

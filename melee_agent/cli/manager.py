@@ -14,13 +14,13 @@ from melee_agent.cli import flags
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("manager", help="serve the manager: experience in, training, models out")
-    add_common(p)
+    add_common(p, json=False)
     p.add_argument("--host", default=None, help="address to bind (default: the config's, 127.0.0.1)")
     p.add_argument("--port", type=flags.port, default=None, help="port (default: the config's, 8000)")
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --run-dir")
     p.add_argument("--token-file", default=None, help="file holding the bearer token (else $MELEE_AGENT_TOKEN)")
     p.add_argument("--workers", type=flags.positive_int, default=1,
-                   help="uvicorn worker processes: must be 1, the process owns the device replay")
+                   help=argparse.SUPPRESS)  # uvicorn's habit, refused unless 1: the process owns the device replay
     p.set_defaults(func=run)
 
 
@@ -49,7 +49,7 @@ def check_listen(host: str, port: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from melee_agent.manager.server import load_token, serve  # noqa: PLC0415
+    from melee_agent.manager.server import check_exposure, load_token, serve  # noqa: PLC0415
     from melee_agent.manager.trainer import check_run_dir  # noqa: PLC0415
 
     if args.workers != 1:
@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     check_run_dir(run_dir, args.resume)
     port = cfg.manager.port if args.port is None else args.port
     check_listen(host, port)  # before the run folder is made: a busy port must not leave a run behind
+    check_exposure(host, token)  # before anything is made or logged: no "serving on" for a server that never serves
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("melee_agent.manager").info("run folder %s, serving on http://%s:%d%s", run_dir, host, port,
                                                   " (token required)" if token else "")

@@ -12,10 +12,24 @@ from melee_agent.files import atomic_write_json
 from melee_agent.cli import flags
 
 
+def shipped_minutes() -> str:
+    """``default 15, fight 60, gpu 4, ...``: each shipped config's training minutes, as ``--help`` shows them."""
+    from melee_agent.config import load_config, shipped_configs  # noqa: PLC0415
+
+    out = []
+    for name in shipped_configs():
+        try:
+            out.append(f"{name} {load_config(name).train.minutes:g}")
+        except ValueError:  # a shipped config that does not load is its own tests' finding, not --help's
+            continue
+    return ", ".join(out)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train on this machine: manager + local arena workers, then evaluate")
     add_common(p)
-    p.add_argument("--minutes", type=flags.positive_float, default=None, help="training time budget (default: config, 15)")
+    p.add_argument("--minutes", type=flags.positive_float, default=None,
+                   help=f"training time budget (default: the config's train.minutes: {shipped_minutes()})")
     p.add_argument("--workers", type=flags.positive_int, default=None, help="local worker processes (default: config)")
     p.add_argument("--port", type=flags.port_or_free, default=0, help="manager port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")

@@ -21,7 +21,7 @@ from melee_agent.arena import Arena
 from melee_agent.arena.env_state import EnvState
 from melee_agent.arena.games import GAMES
 from melee_agent.arena.tables import Tables
-from melee_agent.config import load_config
+from melee_agent.cli.common import config_for_policy, model_settings
 from melee_agent.policies import make_policy
 from melee_agent.video import NO_FFMPEG, VideoWriter, check_fps, ffmpeg_available, open_video, video_format
 from melee_agent.watch import Painter, clock, palette_image, view_of
@@ -62,9 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", default="random",
                    help="MODEL.safetensors, or a scripted policy: noop, random, dodger, fighter (default: %(default)s)")
     p.add_argument("--cpu-level", default="9", help="the CPU's level, 1-9 (default: %(default)s)")
-    p.add_argument("--game", default="dodge",
+    p.add_argument("--game", default=None,
                    help="dodge (the arena's task: the episode ends at the first hit) or fight (a whole "
-                        "4-stock game) (default: %(default)s)")
+                        "4-stock game) (default: the model file's, else the config's env.game)")
     p.add_argument("--out", required=True, metavar="FILE",
                    help="FILE.gif or FILE.mp4 (MP4 through ffmpeg: on PATH, else imageio-ffmpeg's)")
     p.add_argument("--seconds", type=float, default=20.0,
@@ -74,9 +74,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=flags.seed, default=1, help="arena and policy seed (default: %(default)s)")
     p.add_argument("--scale", type=float, default=3.0,
                    help="pixels per game unit; 3 gives 768 x 510 (default: %(default)s)")
-    p.add_argument("--config", default="default",
-                   help="config whose env section (action set, reward, frame limit) the arena plays "
-                        "(default: %(default)s)")
+    p.add_argument("--config", default=None,
+                   help="config whose env section (game, action set, reward, delay, frame limit) the arena plays "
+                        "(default: for a model file, the shipped config of its own game, action set and delay; "
+                        "else default)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one config value (repeatable), e.g. env.action_set=basic for a model trained so")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -190,13 +191,18 @@ def watch(o: WatchOptions) -> WatchResult:
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = load_config(args.config, args.set)
-    # The policy and the arena play one action set: the config's, or a fight's own where the config is
-    # for another game (a fight model's file must match it: ``--config fight``).
-    same = args.game == cfg.env.game or args.game not in GAMES  # an unknown game is refused by name below
-    action_set, reward = (cfg.env.action_set, cfg.env.reward) if same else (GAMES[args.game].action_set,
-                                                                             GAMES[args.game].reward)
-    o = WatchOptions(policy=args.policy, cpu_level=parse_level(args.cpu_level), game=args.game, out=Path(args.out),
+    cfg, _ = config_for_policy(args.config, args.set, args.policy)
+    recorded = (model_settings(args.policy) or {}).get("env.game")
+    if args.game and recorded and args.game != recorded:
+        raise ValueError(f"--game {args.game}: the model {args.policy} plays {recorded} (action set "
+                         f"{cfg.env.action_set!r}); leave --game out")
+    game = args.game or cfg.env.game
+    # The policy and the arena play one action set: the config's (a model's own), or a game's own where
+    # --game names another game than the config's.
+    same = game == cfg.env.game or game not in GAMES  # an unknown game is refused by name below
+    action_set, reward = (cfg.env.action_set, cfg.env.reward) if same else (GAMES[game].action_set,
+                                                                             GAMES[game].reward)
+    o = WatchOptions(policy=args.policy, cpu_level=parse_level(args.cpu_level), game=game, out=Path(args.out),
                      seconds=args.seconds, fps=args.fps, seed=args.seed, scale=args.scale,
                      action_set=action_set, reward=reward, max_frames=cfg.env.max_frames,
                      progress=not args.no_progress and sys.stderr.isatty(),

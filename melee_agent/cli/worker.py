@@ -16,7 +16,7 @@ from melee_agent.cli import flags
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("worker", help="play with the current model, upload experience, fetch new models")
-    add_common(p)
+    add_common(p, run_dir=False)
     p.add_argument("--manager", required=True, type=flags.manager_url, metavar="URL", help="the manager, e.g. http://127.0.0.1:8000")
     p.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
     p.add_argument("--envs", type=flags.positive_int, default=None, help="arena environments stepped together (default: config)")
@@ -30,12 +30,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def check_env(cfg) -> None:
+    """A Dolphin worker's paths, checked before it waits on the manager (a DolphinError naming the setting)."""
+    if cfg.env.env == "dolphin":
+        from melee_agent.dolphin.launch import check_paths  # noqa: PLC0415 (libmelee only for Dolphin)
+
+        check_paths(cfg.dolphin)
+
+
 def run(args: argparse.Namespace) -> int:
     from melee_agent.workers.worker import Worker, WorkerSettings, install_signal_handlers  # noqa: PLC0415
 
     if args.env:
         args.set = [*args.set, f"env.env={args.env}"]
     cfg = config_from_args(args)
+    check_env(cfg)
     if args.spool_dir and Path(args.spool_dir).exists() and not Path(args.spool_dir).is_dir():
         raise ValueError(f"--spool-dir {args.spool_dir}: a file, not a folder")
     if args.worker_index >= args.num_workers:

@@ -20,6 +20,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from melee_agent.config import DolphinConfig
@@ -99,6 +100,31 @@ def plug(controller: Any, console: Any, exit_code: Callable[[], int | None], tim
     console.controllers.append(controller)
 
 
+def quiet_console_log(console: Any) -> None:
+    """Keep Dolphin's log out of stderr: ``Options.WriteToConsole = False`` in the ``Logger.ini`` libmelee wrote.
+
+    Stock Slippi Dolphin (Ishiiruka) logs ``EXI SLIPPI: Invalid command byte: 0x3E`` as an error on every menu
+    frame (libmelee's menu-info code starts menu frames with 0x3E, which ``EXI_DeviceSlippi.cpp`` streams and then
+    reports as unknown), hundreds of lines a game into the worker's journal and the eval terminal, and
+    ``dolphin.log_level`` cannot silence an error. Dolphin's logger writes to the console by default and libmelee
+    passes Dolphin's stderr through; the log file in the temporary user folder keeps everything at
+    ``dolphin.log_level``.
+    """
+    import configparser  # noqa: PLC0415
+
+    path = Path(console._get_dolphin_config_path()) / "Logger.ini"  # libmelee 0.47's one home for it
+    if not path.is_file():
+        return
+    ini = configparser.ConfigParser()
+    ini.optionxform = str  # Dolphin's keys are case-sensitive (WriteToConsole)
+    ini.read(path)
+    if not ini.has_section("Options"):
+        ini.add_section("Options")
+    ini.set("Options", "WriteToConsole", "False")
+    with open(path, "w") as f:
+        ini.write(f)
+
+
 def start_dolphin(cfg: DolphinConfig, launch: LaunchOptions, port: int, plug_timeout_s: float = 15.0) -> Session:
     """Start Slippi Dolphin on spectator ``port``, connect, plug both controllers; clean up on failure."""
     import melee  # noqa: PLC0415
@@ -122,6 +148,7 @@ def start_dolphin(cfg: DolphinConfig, launch: LaunchOptions, port: int, plug_tim
                                                 **{"save_replays": False, **launch.console})
         except Exception as e:  # noqa: BLE001 (a transient version-detection failure must not end the worker)
             raise StartFailed(f"libmelee could not set up Dolphin ({type(e).__name__}: {e})") from None
+        quiet_console_log(console)
         session = Session(console, melee.Controller(console, cfg.agent_port),
                           melee.Controller(console, cfg.opponent_port), port, display)
         env = {"DISPLAY": display.display} if display else None

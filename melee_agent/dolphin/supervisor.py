@@ -364,8 +364,9 @@ class Supervisor:
     def rules_problem(self, gs: Any) -> str | None:
         """What in Melee's rules keeps this game from being the asked fight (None: the rules fit, or any do).
 
-        The stocks a game starts with are the rules' (Melee boots in Time mode, 2:00); the worker
-        drives the character and stage screens, never the rules menu, so only the user can fix it.
+        Slippi's required codes (``GALE01r2.ini``) boot Melee in Stock mode, 4 stocks, 8:00, and libmelee
+        gives every Dolphin a fresh user folder, so no rules menu choice or memory card carries over: a game
+        that starts otherwise comes from a Dolphin whose codes are not Slippi's.
         """
         if self.stocks is None:
             return None
@@ -374,9 +375,10 @@ class Supervisor:
         if all(n == self.stocks for n in seen):
             return None
         return (f"a fight needs Melee's standard rules, {self.stocks} stocks each and 8:00, but the game started "
-                f"with {seen[0]} and {seen[1]} stocks (ports {ports[0]} and {ports[1]}): set Stock mode, "
-                f"{self.stocks} stocks, time limit 8:00 once in Melee's VS mode Rules menu (the memory card keeps "
-                "them)")
+                f"with {seen[0]} and {seen[1]} stocks (ports {ports[0]} and {ports[1]}): Slippi Dolphin's required "
+                "codes (GALE01r2.ini) start every game in Stock mode, 4 stocks, 8:00, so this Dolphin's codes are "
+                "others; use stock Slippi Dolphin (dolphin.dolphin_path), or restore Slippi's required codes in its "
+                "GALE01r2.ini (each Dolphin gets a fresh user folder, so Melee's Rules menu cannot be set once)")
 
     def setup_problem(self, gs: Any) -> str | None:
         """What differs from the configured setup on a game's first frame (None: all as configured)."""

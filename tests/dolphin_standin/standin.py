@@ -57,6 +57,7 @@ from tests.dolphin_standin.spectate import SpectateServer, Spectator  # noqa: E4
 # The writes that set EXI_DeviceSlippi.cpp's g_needInputForFrame: receive commands (a game's
 # start), a frame bookend, a menu frame.
 GAME_START_COMMANDS, FRAME_BOOKEND, MENU_FRAME = 0x35, 0x3C, 0x3E
+LOG_ERROR = 2  # Dolphin's log levels (Common/Logging/Log.h): NOTICE 1, ERROR 2, WARNING 3, INFO 4, DEBUG 5
 SI_READ_GAP_S = 0.002  # between reading port 1 and the next (a guess: the same poll, a little later)
 
 VERSIONS = {  # what each build prints for --version, and where (libmelee's get_dolphin_version)
@@ -177,7 +178,15 @@ def main(argv: list[str]) -> int:
     ports = [p for p in range(1, 5) if dolphin.get("Core", f"SIDevice{p - 1}", fallback="0") == "6"
              and pads_ini.get(f"GCPad{p}", "Device", fallback="") == f"Pipe/0/slippibot{p}"]
     faults = [f for f in cfg.get("faults", []) if f.get("launch", 1) == launch]
-    verbosity = read_ini(user / "Config" / "Logger.ini").get("Options", "Verbosity", fallback=None)
+    logger = read_ini(user / "Config" / "Logger.ini")
+    verbosity = logger.get("Options", "Verbosity", fallback=None)
+    # Ishiiruka's EXI_DeviceSlippi.cpp streams a menu frame (0x3E, libmelee's menu-info code), then falls through
+    # to its unknown-command error, logged as an error of the SLIPPI type on every menu frame. Dolphin's logger
+    # writes to the console (stderr) unless Logger.ini's WriteToConsole is False; libmelee turns SLIPPI on.
+    menu_error = (build in ("ishiiruka", "exiai")
+                  and logger.get("Options", "WriteToConsole", fallback="True") != "False"
+                  and logger.get("Logs", "SLIPPI", fallback="False") == "True"
+                  and int(verbosity or 0) >= LOG_ERROR)
     record = {"argv": argv, "build": build, "port": port, "blocking": blocking, "gfx": gfx, "ports": ports,
               "display": os.environ.get("DISPLAY"), "log_verbosity": verbosity,
               "faults": faults, "pid": os.getpid()}
@@ -264,6 +273,9 @@ def main(argv: list[str]) -> int:
                     server.write(ev)
                     if ev[0] in (GAME_START_COMMANDS, FRAME_BOOKEND, MENU_FRAME):
                         need_input = True
+                    if ev[0] == MENU_FRAME and menu_error:
+                        print(f"{time.strftime('%H:%M:%S')}:000 Core/HW/EXI_DeviceSlippi.cpp E[SLIPPI]: EXI SLIPPI: "
+                              f"Invalid command byte: 0x{MENU_FRAME:02X}", file=sys.stderr, flush=True)
         server.pop_events()
         for peer, spectator in spectators.items():
             for data in server.messages_for(spectator):
