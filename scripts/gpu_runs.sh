@@ -62,7 +62,7 @@ save_cache() {  # after every stage: a call cut off by its limit still brings ba
 
 train() {  # train-NAME[:MINUTES[:CONFIG]] or fused-NAME[:MINUTES[:CONFIG]]
   local spec=${1#*-} run minutes config limit var extra rc fused=
-  [[ $1 == fused-* ]] && fused=--fused
+  [[ $1 == fused-* ]] && fused=1
   IFS=: read -r run minutes config <<<"$spec"
   minutes=${minutes:-${MINUTES:-}}
   config=${config:-${CONFIG:-gpu}}
@@ -72,9 +72,9 @@ print(int(m * 60) + int(sys.argv[3]))" "$minutes" "$config" "${TRAIN_EXTRA:-240}
   var=SET_$run
   extra=${!var:-}
   rm -rf "/tmp/gpu-train-$run" "$OUT/eval-$run.json"  # a rerun on the same machine must not pass off the last one's
-  echo "--- train $fused $run: config $config, ${minutes:-its own} minutes, limit ${limit}s $extra $(date +%T)"
+  echo "--- train ${fused:+--fused }$run: config $config, ${minutes:-its own} minutes, limit ${limit}s $extra $(date +%T)"
   # shellcheck disable=SC2086
-  timeout "$limit" $PY -m melee_agent.cli train $fused --config "$config" --device "$DEV" --no-progress ${minutes:+--minutes $minutes} \
+  timeout "$limit" $PY -m melee_agent.cli train ${fused:+--fused} --config "$config" --device "$DEV" --no-progress ${minutes:+--minutes $minutes} \
     ${TRAIN_SET:-} $extra --run-dir "/tmp/gpu-train-$run" 2>&1 | grep --line-buffered -v "torchrl\]\[INFO" >"$OUT/train-$run.log"
   rc=${PIPESTATUS[0]}
   cp "/tmp/gpu-train-$run/eval.json" "$OUT/eval-$run.json" 2>/dev/null
