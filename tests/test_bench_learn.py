@@ -83,7 +83,7 @@ def test_bench_learn_sb3_alone_makes_no_run_folder(tmp_path: Path, monkeypatch: 
                 "final_per_level": {}, "final_worst_level": 0.0}
     monkeypatch.setattr(bench_learn, "race_sb3", race)
     p = argparse.ArgumentParser()
-    add_common(p)  # as `melee-agent bench learn` builds it
+    add_common(p, config=False)  # as `melee-agent bench learn` builds it (bench.USES)
     bench_learn.add_args(p)
     r = bench_learn.run(p.parse_args(["--only", "sb3", "--minutes", "2", "--runs", "2"]))
     assert raced == [2.0, 2.0] and len(r["sb3"]) == 2 and "melee-agent" not in r
