@@ -5,6 +5,8 @@ Four scenarios, each ``envs`` games of ``frames`` frames at one CPU level, Fox d
 * ``standing`` -- Fox stands still 60 units from Marth;
 * ``approach`` -- Fox dashes in and, within reach, attacks every 20 frames from within 28 (jab, forward tilt, forward
   smash, down tilt, up smash in turn, and a dash attack on the way in);
+* ``aerials`` -- Fox short-hops at Marth every 30 frames and, in the air within 30 of him, forward-airs
+  (a hitbox that travels: what the CPU's 3-frame sweep sees coming);
 * ``fox_offstage`` -- Fox starts off stage and recovers (drifts in, double-jumps, firefox): does Marth
   go out after him, hog the ledge, attack him;
 * ``recovery`` -- Marth starts off stage (eight spots), Fox stands: Marth's recovery options.
@@ -34,7 +36,7 @@ from melee_agent.arena.fight.fighter import rows_of
 from melee_agent.arena.fight.frame import EDGE, PERFECT_SHIELD_FRAMES, fight_frame_pads
 from melee_agent.arena.fight.moves import NUM_SLOTS, Slot
 
-SCENARIOS = ("standing", "approach", "fox_offstage", "recovery")
+SCENARIOS = ("standing", "approach", "aerials", "fox_offstage", "recovery")
 SHIELD = float(Action.SHIELD.value)
 #: Marth's actions counted as choices, by move slot (jab 2 and 3 continue a jab: not counted again).
 CHOICE_SLOTS = {
@@ -75,6 +77,16 @@ def _fox_pad(scenario: str, env: Arena, i: int) -> tuple[torch.Tensor, ...]:
         sx = torch.where(far, toward, torch.where(press, sx_tab, 0.0))
         sy = torch.where(press, sy_tab, 0.0)
         return a, no, no, no, no, sx, sy
+    if scenario == "aerials":
+        dx = mx - fx
+        toward = torch.sign(dx)
+        air = ps.on_ground[:, AGENT] == 0
+        busy = ps.move[:, AGENT] >= 0
+        hop = ~air & ~busy & (i % 30 == 0) & (ps.jump_held[:, AGENT] == 0)
+        fair = air & ~busy & (dx.abs() < 30.0) & (fs.a_held[:, AGENT] == 0)
+        walk = ~air & ~busy & ~hop & (dx.abs() > 45.0)
+        sx = torch.where(air | hop, toward, torch.where(walk, toward * 0.5, 0.0))
+        return fair, no, hop, no, no, sx, z
     # fox_offstage: drift in, double-jump below the ledge, firefox toward the stage once out of jumps.
     fy = ps.position_y[:, AGENT]
     inward = -torch.sign(fx)
@@ -91,7 +103,7 @@ def _place(scenario: str, env: Arena) -> None:
     side = torch.where(torch.arange(B) % 2 == 0, 1.0, -1.0).to(env.device)
     base = dict(on_ground=1.0, position_y=0.0, speed_x=0.0, speed_y=0.0, action=float(Action.STANDING.value),
                 move=-1.0, busy_left=0.0, action_frame=1.0, jumps_left=2.0, invulnerability_left=0.0)
-    if scenario in ("standing", "approach"):
+    if scenario in ("standing", "approach", "aerials"):
         env.state = with_player(env.state, AGENT, **{**base, "position_x": -30.0 * side, "facing": side})
         env.state = with_player(env.state, CPU, **{**base, "position_x": 30.0 * side, "facing": -side})
     elif scenario == "fox_offstage":

@@ -115,8 +115,8 @@ BODY_HALF_WIDTH = 4.0  # guess: the agent's half width (x55C/x560) added to a mo
 #: ftCo_800B4AB0). Guesses ([W-flaws]: jab and dash grab first; tilts and smashes seldom): PlCo.dat is not
 #: decompiled.
 GROUND_LIST = ((Slot.JAB1, 4.0, -10.0, 14.0, 1), (Slot.GRAB, 3.0, -10.0, 12.0, 1), (Slot.FTILT, 0.6, -10.0, 16.0, 6),
-               (Slot.DTILT, 0.5, -10.0, 8.0, 6), (Slot.UTILT, 0.4, 8.0, 30.0, 6), (Slot.FSMASH, 0.4, -10.0, 16.0, 12),
-               (Slot.USMASH, 0.2, 6.0, 30.0, 12), (Slot.DSMASH, 0.2, -10.0, 8.0, 12),
+               (Slot.DTILT, 0.5, -10.0, 8.0, 6), (Slot.UTILT, 0.4, 8.0, 30.0, 6), (Slot.FSMASH, 0.4, -10.0, 16.0, 40),
+               (Slot.USMASH, 0.2, 6.0, 30.0, 20), (Slot.DSMASH, 0.2, -10.0, 8.0, 20),
                (Slot.DASH_ATTACK, 0.5, -10.0, 12.0, 2))
 #: Marth's air list (guess): by where the agent is.
 AIR_LIST = ((Slot.NAIR, 1.0), (Slot.FAIR, 1.0), (Slot.UAIR, 1.0), (Slot.DAIR, 0.5), (Slot.BAIR, 0.5))
