@@ -24,7 +24,6 @@ vectorized over environments; the per-frame bookkeeping is a few tensor ops on t
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
@@ -199,9 +198,9 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
     return out
 
 
-def _stats(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {"count": 0, "mean": math.nan, "median": math.nan, "min": math.nan, "max": math.nan}
+def _stats(values: list[float]) -> dict[str, float | None]:
+    if not values:  # None, not NaN: the JSON stays standard
+        return {"count": 0, "mean": None, "median": None, "min": None, "max": None}
     v = sorted(values)
     return {"count": len(v), "mean": sum(v) / len(v), "median": v[len(v) // 2], "min": v[0], "max": v[-1]}
 
