@@ -212,3 +212,30 @@ def test_the_melee_cpu_never_holds_a_for_a_charge():
             env.state = res.state
             assert not (held & p.a[:, CPU]).any()
             held = p.a[:, CPU].clone()
+
+
+def test_env_cpu_setting_reaches_the_arena_and_is_checked():
+    from melee_agent import envs  # noqa: PLC0415
+    from melee_agent.config import ConfigError, load_config  # noqa: PLC0415
+
+    cfg = load_config("fight", ["env.cpu=melee"])
+    assert envs._arena(cfg, 2, 9, "cpu", 0).cpu == "melee"
+    assert envs._arena(load_config("fight"), 2, 9, "cpu", 0).cpu == "designed"  # the default
+    with pytest.raises(ConfigError, match="env.cpu must be"):
+        load_config("fight", ["env.cpu=nope"])
+    with pytest.raises(ConfigError, match="plays fights"):
+        load_config("default", ["env.cpu=melee"])
+
+
+def test_cpu_report_command_prints_the_table_and_writes_json(tmp_path, capsys):
+    import json  # noqa: PLC0415
+
+    from melee_agent.cli.main import main  # noqa: PLC0415
+
+    out = tmp_path / "r.json"
+    assert main(["cpu-report", "--cpu", "designed", "--level", "5", "--envs", "2", "--frames", "20",
+                 "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["cpu"] == "designed" and doc["level"] == 5 and set(doc["scenarios"]) == set(cpu_report.SCENARIOS)
+    assert doc["perfect_shield_frames"] == 0 and set(doc["shares"]) == set(cpu_report.CHOICES)
+    assert "choice" in capsys.readouterr().out
