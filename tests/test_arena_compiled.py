@@ -10,8 +10,9 @@ from melee_agent.arena.env_state import AGENT, CPU
 
 
 def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge",
-          cpu_level: int | list[int] = 9, max_frames: int | None = None) -> list[tuple[torch.Tensor, ...]]:
-    env = Arena(48, cpu_level=cpu_level, seed=3, compile=compile, game=game, max_frames=max_frames)
+          cpu_level: int | list[int] = 9, max_frames: int | None = None,
+          cpu: str = "designed") -> list[tuple[torch.Tensor, ...]]:
+    env = Arena(48, cpu_level=cpu_level, seed=3, compile=compile, game=game, max_frames=max_frames, cpu=cpu)
     env.reset()
     gen = torch.Generator().manual_seed(1)
     out = []
@@ -43,11 +44,12 @@ def test_compiled_step_async_plays_the_same_games_as_eager():
 
 
 @pytest.mark.slow
-def test_compiled_fights_play_the_same_games_as_eager():
+@pytest.mark.parametrize("cpu", ["designed", "melee"])
+def test_compiled_fights_play_the_same_games_as_eager(cpu):
     """A compiled fight plays each frame and the end of its decisions as one graph (frame_and_end), with the
     CPU of levels 1, 5 and 9 side by side (each level's table is a tensor the graph reads), and resets the
-    games that ended (a clock of 250 frames here) in a graph of its own on those frames only."""
-    eager, fused = (_play(c, 300, lockstep=False, game="fight", cpu_level=[1, 5, 9], max_frames=250)
+    games that ended (a clock of 250 frames here) in a graph of its own on those frames only; either CPU."""
+    eager, fused = (_play(c, 300, lockstep=False, game="fight", cpu_level=[1, 5, 9], max_frames=250, cpu=cpu)
                     for c in (False, True))
     assert any(bool((e[7] < 4).any()) for e in eager) and any(bool((e[8] > 0).any()) for e in eager)  # KOs, credited ones
     assert sum(int(e[2].sum()) for e in eager) > 0 and any(bool(e[11][2].any()) for e in eager)  # games ended, reset
@@ -115,14 +117,14 @@ def test_each_compiled_function_keeps_its_own_graphs(caplog):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("game", ["dodge", "fight"])
-def test_each_compiled_arena_function_traces_as_one_graph(game):
+@pytest.mark.parametrize("game,cpu", [("dodge", "designed"), ("fight", "designed"), ("fight", "melee")])
+def test_each_compiled_arena_function_traces_as_one_graph(game, cpu):
     """A graph break would split a frame into several graphs, each fused alone (an experiment's
     ``dataclasses.fields`` call in the Marth CPU cost a fight ~20% of its frames per second so)."""
     from melee_agent.arena import storage  # noqa: PLC0415
     from melee_agent.arena.async_step import frame_and_end, frame_async  # noqa: PLC0415
 
-    env = Arena(8, cpu_level=[1, 9], seed=0, compile=True, game=game, max_frames=30)
+    env = Arena(8, cpu_level=[1, 9], seed=0, compile=True, game=game, max_frames=30, cpu=cpu)
     calls: dict[str, tuple] = {}  # name -> (the function, its first arguments)
 
     def recorded(fn):

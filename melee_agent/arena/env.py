@@ -40,7 +40,7 @@ from melee_agent.arena.async_step import (FrameConsts, MacroProgress, Totals, de
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
-from melee_agent.arena.fight.frame import FightConsts
+from melee_agent.arena.fight.frame import FightConsts, check_cpu
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
@@ -51,7 +51,7 @@ class Arena:
     def __init__(self, num_envs: int, cpu_level: int | Sequence[int] = 9, device: str | torch.device = "cpu",
                  seed: int = 0, action_set: str | None = None, reward: str | None = None,
                  max_frames: int | None = None, compile: bool = False, level_weights: Sequence[float] | None = None,
-                 spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0):
+                 spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0, cpu: str = "designed"):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
         setup = resolve(game, action_set, reward, max_frames)
@@ -60,6 +60,12 @@ class Arena:
         if isinstance(delay_frames, bool) or not isinstance(delay_frames, int) or not 0 <= delay_frames <= MAX_DELAY:
             raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
         self.delay_frames = delay_frames
+        check_cpu(cpu)
+        if cpu != "designed" and self.game != "fight":
+            raise ValueError(f"cpu={cpu!r} plays fights (game='fight'); the dodging game keeps its own CPU "
+                             "(cpu='designed')")
+        #: Which CPU plays Marth in fights: ``designed`` (marth_cpu) or ``melee`` (melee_cpu, the game's own AI).
+        self.cpu = cpu
         self.device = torch.device(device)
         levels = check_levels(cpu_level)  # raises on a level outside 1-9
         mix = LevelMix.of(levels, level_weights, self.device, spread=spread_levels)
@@ -91,7 +97,7 @@ class Arena:
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
-            fight=FightConsts.build(self.device, num_envs) if self.game == "fight" else None)
+            fight=FightConsts.build(self.device, num_envs, cpu) if self.game == "fight" else None)
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it

@@ -14,7 +14,8 @@ from melee_agent.cli.common import CommandError, add_unavailable, import_or_expl
 from melee_agent.config import ConfigError
 
 #: Subcommand modules in this package; each defines ``register(subparsers)``.
-SUBCOMMANDS = ("train", "manager", "worker", "launch", "eval", "bench", "fidelity", "watch", "umi", "compare")
+SUBCOMMANDS = ("train", "manager", "worker", "launch", "eval", "bench", "fidelity", "watch", "umi", "compare",
+               "cpu_report")
 
 
 class Parser(argparse.ArgumentParser):

@@ -12,7 +12,8 @@ agent's controller state, Marth reads the one his CPU (:mod:`.marth_cpu`) writes
   walls, ledge catching;
 * :mod:`.hits` -- hitboxes against hurtboxes, knockback, hitlag, hitstun, DI, shields, grabs,
   pummels and throws;
-* :mod:`.marth_cpu` -- the CPU that plays Marth at levels 1-9;
+* :mod:`.marth_cpu` -- the designed CPU that plays Marth at levels 1-9 (``cpu = "designed"``, the default);
+* :mod:`.melee_cpu` -- Melee's own CPU for Marth (``cpu = "melee"``: the decompilation's and SmashWiki's rules);
 * :mod:`.frame` -- one fight frame, in that order.
 
 The dodging game (``game="dodge"``) does not use any of this: its frame is

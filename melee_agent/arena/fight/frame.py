@@ -16,7 +16,7 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena.env_state import CPU, EnvState, PlayerState, contiguous
-from melee_agent.arena.fight import fighter, hits, marth_cpu, physics
+from melee_agent.arena.fight import fighter, hits, marth_cpu, melee_cpu, physics
 from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
 from melee_agent.arena.fight.moves import FightTable, Slot, build_table
 from melee_agent.arena.fight.state import FightState, Pad
@@ -29,6 +29,12 @@ RESPAWN_INVULNERABLE = 120  # SmashWiki: 120 frames of invincibility after respa
 SHIELD_MAX = 60.0  # SmashWiki shield: 60 HP
 SHIELD_DECAY = 0.28  # SmashWiki shield: -0.28 per frame while held
 SHIELD_REGEN = 0.07  # SmashWiki shield: +0.07 per frame while not held
+#: SmashWiki "Perfect shield": in Melee a shield pressed about four frames before the hit powershields it (no
+#: shield damage): a hit on the shield's frames 1-4. Played with ``cpu = "melee"`` only (``designed`` keeps
+#: the earlier rules, so its games replay as they were).
+PERFECT_SHIELD_FRAMES = 4
+#: The fight CPUs: ``designed`` (:mod:`.marth_cpu`) and ``melee`` (:mod:`.melee_cpu`, the game's own AI).
+CPUS = ("designed", "melee")
 
 
 @dataclass(frozen=True)
@@ -37,10 +43,24 @@ class FightConsts:
 
     table: FightTable
     levels: marth_cpu.FightLevels
+    melee_levels: melee_cpu.MeleeLevels
+    cpu: str = "designed"  # which CPU plays Marth (one of CPUS)
 
     @classmethod
-    def build(cls, device: torch.device, num_envs: int) -> FightConsts:
-        return cls(build_table(device, num_envs), marth_cpu.FightLevels.build(device))
+    def build(cls, device: torch.device, num_envs: int, cpu: str = "designed") -> FightConsts:
+        return cls(build_table(device, num_envs), marth_cpu.FightLevels.build(device),
+                   melee_cpu.MeleeLevels.build(device), check_cpu(cpu))
+
+    @property
+    def perfect_shield_frames(self) -> int:
+        """The perfect-shield window this fight plays (0: none, the designed CPU's rules)."""
+        return PERFECT_SHIELD_FRAMES if self.cpu == "melee" else 0
+
+
+def check_cpu(cpu: str) -> str:
+    if cpu not in CPUS:
+        raise ValueError(f"unknown cpu {cpu!r}; known: {', '.join(CPUS)}")
+    return cpu
 
 
 def count_down(state: EnvState) -> tuple[EnvState, Tensor]:
@@ -100,26 +120,43 @@ def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: T
     fresh = fs.fresh()
     keep = ("stale", "a_held", "b_held", "z_held", "shield_held", "stick_x_prev", "stick_y_prev", "cpu_plan", "cpu_timer",
             "ko_cause")
-    fs = fs._replace(**{k: torch.where(ko, getattr(fresh, k), getattr(fs, k)) for k in fs._fields if k not in keep})
+    melee = ("cpu_act", "cpu_wait", "cpu_count")  # [B]: the melee CPU's memory, cleared when Marth is KO'd
+    fs = fs._replace(**{k: torch.where(ko, getattr(fresh, k), getattr(fs, k)) for k in fs._fields
+                        if k not in keep and k not in melee})
+    fs = fs._replace(**{k: torch.where(ko[:, CPU], getattr(fresh, k), getattr(fs, k)) for k in melee})
     return ps, fs, ko
 
 
 def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | Tensor, spawn_x: Tensor) -> FrameResult:
     """Advance every fight one frame; ``ctrl`` is the agent's controller state ``[len(TABLE_COLUMNS), B]``."""
+    return fight_frame_pads(state, fighter.agent_pad(ctrl), consts, seed, spawn_x)[0]
+
+
+def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> marth_cpu.CpuDecision:
+    """Marth's controller this frame from the fight's CPU (after :func:`count_down`)."""
+    if consts.cpu == "melee":
+        return melee_cpu.control(state, consts.table, consts.melee_levels, seed, EDGE)
+    return marth_cpu.control(state, consts.table, consts.levels, seed, EDGE)
+
+
+def fight_frame_pads(state: EnvState, fox: tuple[Tensor, ...], consts: FightConsts, seed: int | Tensor,
+                     spawn_x: Tensor) -> tuple[FrameResult, Pad]:
+    """:func:`fight_frame` from Fox's controller as ``[B]`` a, b, jump, z, shield, sx, sy; also both pads played
+    (what ``cpu-report`` reads the CPU's presses from)."""
     was_beyond = beyond(state.players)
     state, frozen = count_down(state)
-    cpu = marth_cpu.control(state, consts.table, consts.levels, seed, EDGE)
+    cpu = cpu_control(state, consts, seed)
     state = state._replace(fight=cpu.fight, game=state.game._replace(cpu_cooldown=cpu.cooldown))
-    pad = Pad(*(torch.stack((fox, marth), 1) for fox, marth in zip(fighter.agent_pad(ctrl), cpu.pad)))
-    return play(state, pad, frozen, consts.table, spawn_x, was_beyond)
+    pad = Pad(*(torch.stack((f, m), 1) for f, m in zip(fox, cpu.pad)))
+    return play(state, pad, frozen, consts.table, spawn_x, was_beyond, consts.perfect_shield_frames), pad
 
 
 def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tensor,
-         was_beyond: Tensor | None = None) -> FrameResult:
+         was_beyond: Tensor | None = None, perfect_shield_frames: int = 0) -> FrameResult:
     """The rest of a frame once both controllers are known (after :func:`count_down`): what tests drive directly."""
     ps, fs = fighter.advance(state.players, state.fight, pad, T, EDGE, frozen)
     ps, fs = physics.step(ps, fs, pad, T, EDGE, frozen)
-    ps, fs, damage = hits.resolve(ps, fs, T, frozen)
+    ps, fs, damage = hits.resolve(ps, fs, T, frozen, perfect_shield_frames)
     ps, fs = hits.apply_launch(ps, fs, pad)
     ps = _shields(ps, T)
     fs = _landed_clears_credit(ps, fs)
@@ -128,4 +165,4 @@ def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tens
                        damage, ko)
 
 
-__all__ = ["fight_frame", "play", "count_down", "FightConsts", "EDGE", "CPU"]
+__all__ = ["fight_frame", "fight_frame_pads", "cpu_control", "play", "count_down", "FightConsts", "EDGE", "CPU", "CPUS"]

@@ -110,8 +110,12 @@ def _touching(ps: PlayerState, T: FightTable, r_att: Tensor, af_att: Tensor, hel
     return Touch(touch, *vals)
 
 
-def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor) -> HitResult:
-    """This frame's hits of each fighter on the other (the attacker of column p is column 1 - p)."""
+def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor, perfect_shield_frames: int = 0) -> HitResult:
+    """This frame's hits of each fighter on the other (the attacker of column p is column 1 - p).
+
+    ``perfect_shield_frames``: a hit on a shield's first that many frames is a perfect shield (powershield):
+    no shield damage (SmashWiki "Perfect shield"); shieldstun and pushback as any shield hit (guess). 0: none.
+    """
     r = rows_of(ps.move)
     af = ps.action_frame.long().clamp(max=T.hit.shape[1] - 1)
     r_att, af_att = other(r, T), other(af, T)
@@ -164,6 +168,8 @@ def resolve(ps: PlayerState, fs: FightState, T: FightTable, frozen: Tensor) -> H
                      helpless=torch.where(launch, 0.0, fs.helpless))
     # --- shield hits: shield damage, shieldstun, pushback (meleelight hitDetection.js, full press) ---
     shield_dmg = dmg + e.shield_damage
+    if perfect_shield_frames > 0:
+        shield_dmg = torch.where(ps.action_frame <= perfect_shield_frames, 0.0, shield_dmg)
     strength = torch.where(on_shield, ps.shield_strength - shield_dmg, ps.shield_strength)
     broke = on_shield & (strength <= 0)
     sstun = torch.floor(torch.floor(dmg) * SHIELDSTUN_PER_DAMAGE + SHIELDSTUN_BASE)

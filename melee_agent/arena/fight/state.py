@@ -62,6 +62,12 @@ class FightState(NamedTuple):
     """[B] the CPU's current plan (see :mod:`.marth_cpu`)."""
     cpu_timer: Tensor
     """[B] frames the CPU has followed it."""
+    cpu_act: Tensor
+    """[B] the melee CPU's pending choice (an attack slot, a roll's side; see :mod:`.melee_cpu`)."""
+    cpu_wait: Tensor
+    """[B] the melee CPU's frames left to wait before it plays that choice (or keeps its shield)."""
+    cpu_count: Tensor
+    """[B] the melee CPU's pummels in the current grab."""
 
     @classmethod
     def zeros(cls, num_envs: int, device: torch.device) -> FightState:
