@@ -24,8 +24,8 @@ import torch
 from melee.enums import Action
 from torch import Tensor
 
-from melee_agent.actions import COL
 from melee_agent.arena.env_state import PlayerState
+from melee_agent.arena.fight import pads
 from melee_agent.arena.fight.moves import NONE_ROW, FightTable, Slot
 from melee_agent.arena.fight.state import FightState, Pad
 
@@ -39,10 +39,10 @@ DASH_STICK, WALK_STICK, TILT_STICK, FRESH = 0.8, 0.2, 0.3, 0.3  # guesses (see t
 
 
 def agent_pad(ctrl: Tensor) -> tuple[Tensor, ...]:
-    """The agent's controller state (``ctrl[column]``: ``[len(TABLE_COLUMNS), B]``) as ``[B]`` a, b, jump, z, shield, sx, sy."""
-    return (ctrl[COL["A"]] > 0, ctrl[COL["B"]] > 0, (ctrl[COL["X"]] + ctrl[COL["Y"]]) > 0, ctrl[COL["Z"]] > 0,
-            (ctrl[COL["L"]] + ctrl[COL["R"]] > 0) | (ctrl[COL["l_shoulder"]] > 0.3),
-            (ctrl[COL["stick_x"]] - 0.5) * 2.0, (ctrl[COL["stick_y"]] - 0.5) * 2.0)
+    """The agent's controller state (``ctrl[column]``: ``[len(TABLE_COLUMNS), B]``) as ``[B]`` a, b, jump, z, shield, sx, sy:
+    a macro's frame read as any raw controller frame is (:func:`melee_agent.arena.fight.pads.read`)."""
+    raw = pads.from_table(ctrl)
+    return tuple(pads.read(raw, torch.zeros_like(raw.a)))
 
 
 def rows_of(move: Tensor) -> Tensor:

@@ -16,7 +16,8 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena.env_state import CPU, EnvState, PlayerState, contiguous
-from melee_agent.arena.fight import fighter, hits, marth_cpu, physics
+from melee_agent.arena.fight import fighter, hits, marth_cpu, pads, physics
+from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
 from melee_agent.arena.fight.moves import FightTable, Slot, build_table
 from melee_agent.arena.fight.state import FightState, Pad
@@ -114,6 +115,15 @@ def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | 
     return play(state, pad, frozen, consts.table, spawn_x, was_beyond)
 
 
+def fight_frame_pads(state: EnvState, raw: Pads, consts: FightConsts, spawn_x: Tensor) -> FrameResult:
+    """Advance every fight one frame from both ports' raw controller frames (:class:`~.pads.Pads`, ``[B, 2]``):
+    the game's reading of them (:func:`~.pads.read`), no CPU."""
+    was_beyond = beyond(state.players)
+    state, frozen = count_down(state)
+    pad = pads.read(raw, state.fight.a_held > 0)
+    return play(state, pad, frozen, consts.table, spawn_x, was_beyond)
+
+
 def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tensor,
          was_beyond: Tensor | None = None) -> FrameResult:
     """The rest of a frame once both controllers are known (after :func:`count_down`): what tests drive directly."""
@@ -128,4 +138,4 @@ def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tens
                        damage, ko)
 
 
-__all__ = ["fight_frame", "play", "count_down", "FightConsts", "EDGE", "CPU"]
+__all__ = ["fight_frame", "fight_frame_pads", "play", "count_down", "FightConsts", "EDGE", "CPU"]
