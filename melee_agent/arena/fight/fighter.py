@@ -25,7 +25,7 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena.env_state import PlayerState
-from melee_agent.arena.fight import pads
+from melee_agent.arena.fight import ground, pads
 from melee_agent.arena.fight.moves import NONE_ROW, FightTable, Slot
 from melee_agent.arena.fight.state import FightState, Pad
 
@@ -36,6 +36,8 @@ DASHING, RUNNING, WALKING = float(Action.DASHING.value), float(Action.RUNNING.va
 LCANCEL_WINDOW = 7  # SmashWiki L-cancel (Melee): press L, R or Z within 7 frames before landing
 LEDGE_LETGO_WAIT = 30  # guess: frames before a fighter that let go of the ledge can catch it again
 DASH_STICK, WALK_STICK, TILT_STICK, FRESH = 0.8, 0.2, 0.3, 0.3  # guesses (see the module docstring)
+JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
+TAKEOFF_BACK = 0.3  # guess (meleelight KNEEBEND: -0.3): the game's ftCommonData x78 is not in the sources here
 
 
 def agent_pad(ctrl: Tensor) -> tuple[Tensor, ...]:
@@ -120,11 +122,16 @@ def _end_moves(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: T
     ps = start(ps, cont, nxt.long().clamp(min=0), T)
     free_act = torch.where(ground, STANDING, torch.where(helpless, DEAD_FALL, FALLING))
     ps = set_free(ps, ended & ~cont & ~squat, free_act)
-    # Jump squat over: leave the ground, a full hop if the jump is still held, else a short hop
-    # (gamedata jump_v / short_hop_v); sideways from the stick (jump_h_initial, at most jump_h_max).
-    vy = torch.where(pad.jump, A.jump_v, A.short_hop_v)
-    vx = (pad.sx * A.jump_h_initial + ps.speed_x).clamp(-A.jump_h_max, A.jump_h_max)
-    ps = set_free(ps, squat, float(Action.JUMPING_FORWARD.value))
+    # Jump squat over (ftCo_KneeBend_Anim -> ftCo_Jump_Enter, ftCo_800CB110): leave the ground, a full hop if the
+    # jump was still held on the squat's last frame, else a short hop (jump_v / short_hop_v); sideways the ground
+    # speed x ground_to_air_jump_momentum_multiplier plus that frame's stick x jump_h_initial, at most jump_h_max.
+    # The game reads both on the last squat frame (the replays: the takeoff follows the stick a frame earlier).
+    # Backward (JUMPING_BACKWARD) with that stick more than TAKEOFF_BACK against the facing.
+    vy = torch.where(ps.jump_held > 0, A.jump_v, A.short_hop_v)
+    sx = fs.stick_x_prev
+    vx = (ps.speed_x * A.ground_air_jump_mult + sx * A.jump_h_initial).clamp(-A.jump_h_max, A.jump_h_max)
+    back = sx * ps.facing <= -TAKEOFF_BACK
+    ps = set_free(ps, squat, torch.where(back, JUMP_B, JUMP_F))
     ps = ps._replace(on_ground=torch.where(squat, 0.0, ps.on_ground), speed_y=torch.where(squat, vy, ps.speed_y),
                      speed_x=torch.where(squat, vx, ps.speed_x),
                      jumps_left=torch.where(squat, ps.jumps_left - 1, ps.jumps_left))
@@ -180,7 +187,7 @@ def _interrupts(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTab
 
 
 def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable,
-                    fg: Tensor) -> PlayerState:
+                    fg: Tensor) -> tuple[PlayerState, FightState]:
     """What a free grounded fighter starts this frame (see the module docstring)."""
     base = slot_row(T, 0)
     in_shield = ps.action == SHIELD
@@ -224,21 +231,7 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
     drop = rest & ~pad.shield & in_shield
     ps = start(ps, drop, slot_row(T, Slot.SHIELD_RELEASE), T)
     move = rest & ~pad.shield & ~in_shield
-    A = T.attrs
-    run = move & (pad.sx.abs() > DASH_STICK)
-    walk = move & ~run & (pad.sx.abs() > WALK_STICK)
-    stand = move & ~run & ~walk
-    dirx = torch.sign(pad.sx)
-    same = dashing & (dirx == ps.facing)
-    # Dash: the initial dash speed on its first frame, then the run speed (gamedata dash_initial,
-    # run_max; the ramp between is left out); walk: walk_max scaled by the stick (gamedata walk_max).
-    speed = torch.where(run, torch.where(same, A.run_max, A.dash_initial), A.walk_max * pad.sx.abs())
-    ps = ps._replace(facing=torch.where(run | walk, dirx, ps.facing),
-                     speed_x=torch.where(run | walk, dirx * speed, ps.speed_x))
-    act = torch.where(run, torch.where(same & (ps.action_frame > 10), RUNNING, DASHING), WALKING)
-    ps = set_free(ps, (run | walk) & ~(same & run), act)
-    ps = ps._replace(action=torch.where(same & run & (ps.action_frame > 10), RUNNING, ps.action))
-    return set_free(ps, stand, STANDING)
+    return ground.free_ground(ps, fs, pad, T, move)
 
 
 def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable, fa: Tensor) -> PlayerState:
@@ -298,7 +291,7 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     free = live & (ps.move < 0) & (ps.hitstun_frames_left <= 0)
     ground = ps.on_ground > 0
     ps, special = _specials(ps, pad, e, T, free & (ground | (fs.helpless == 0)))
-    ps = _ground_actions(ps, fs, pad, e, T, free & ground & ~special)
+    ps, fs = _ground_actions(ps, fs, pad, e, T, free & ground & ~special)
     ps = _air_actions(ps, fs, pad, e, T, free & ~ground & ~special & (fs.helpless == 0))
     # Fast fall: the stick down once the jump's rise is over, free or in an aerial.
     r = rows_of(ps.move)

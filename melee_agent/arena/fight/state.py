@@ -58,6 +58,9 @@ class FightState(NamedTuple):
     Melee the credit resets once the character touches the ground)."""
     ko_cause: Tensor
     """``ko_credit`` at this player's latest KO (-1: a self-destruct; before any KO, -1 too)."""
+    gr_impulse: Tensor
+    """This frame's dash impulse: ground speed that reaches the position only from the next frame (the game's
+    second ground acceleration channel, :mod:`.ground`); 0 on any other frame."""
     cpu_plan: Tensor
     """[B] the CPU's current plan (see :mod:`.marth_cpu`)."""
     cpu_timer: Tensor
