@@ -8,7 +8,7 @@ environment each.
 
 A **free-movement stretch** is a run of frames (game frame 0 on) where the player is Fox or Marth, in
 an action the arena plays as movement (:data:`FREE_ACTIONS`: standing, walking, dashing, running, turning,
-crouching, jump squat, jumps, falls, landing), out of hitstun and hitlag with no launch speed, and within
+crouching, jump squat, jumps, falls, landing, air dodge and its landing), out of hitstun and hitlag with no launch speed, and within
 the stage's horizontal edges (the real stage's and Final Destination's, the arena's stage), on the
 stage's main floor (y = 0) when grounded and above it when airborne: so not on a platform, and never
 where another stage's shape (Yoshi's Story's slopes, a platform landing) would differ from Final
@@ -45,7 +45,7 @@ FREE_ACTIONS = frozenset(a.value for a in (
     A.STANDING, A.WALK_SLOW, A.WALK_MIDDLE, A.WALK_FAST, A.TURNING, A.TURNING_RUN, A.DASHING, A.RUNNING,
     A.RUN_BRAKE, A.CROUCH_START, A.CROUCHING, A.CROUCH_END, A.KNEE_BEND, A.JUMPING_FORWARD, A.JUMPING_BACKWARD,
     A.JUMPING_ARIAL_FORWARD, A.JUMPING_ARIAL_BACKWARD, A.FALLING, A.FALLING_FORWARD, A.FALLING_BACKWARD,
-    A.FALLING_AERIAL, A.FALLING_AERIAL_FORWARD, A.FALLING_AERIAL_BACKWARD, A.LANDING))
+    A.FALLING_AERIAL, A.FALLING_AERIAL_FORWARD, A.FALLING_AERIAL_BACKWARD, A.LANDING, A.AIRDODGE, A.LANDING_SPECIAL))
 COLUMN = {Character.FOX: 0, Character.MARTH: 1}  # the arena's port for each character
 
 
@@ -129,6 +129,9 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
     """Every free-movement stretch of a replay (module docstring), cut at MAX_STRETCH compared frames."""
     frames, edge = read_frames(path)
     out: list[Stretch] = []
+    # Replays before Slippi 3.5.0 record no self speeds (libmelee reads 0): the placed frame's speeds are then
+    # its position's change from the frame before (on the ground and in the air alike, what the game moved it by).
+    has_speeds = any(r.speed_air_x or r.speed_ground_x or r.speed_y for _, ps in frames for r in ps.values())
     ports = sorted({port for _, ps in frames for port in ps})
     for port in ports:
         run: list[int] = []
@@ -139,6 +142,10 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
                 run.append(i)
             if (not free or len(run) == MAX_STRETCH + 1) and len(run) >= 2:
                 rows = tuple(frames[j][1][port] for j in run)
+                before = frames[run[0] - 1][1].get(port) if run[0] > 0 else None
+                if not has_speeds and before is not None:
+                    dx, dy = rows[0].x - before.x, rows[0].y - before.y
+                    rows = (rows[0]._replace(speed_air_x=dx, speed_ground_x=dx, speed_y=dy),) + rows[1:]
                 out.append(Stretch(str(path), port, rows[0].character.name.lower(), frames[run[0]][0], rows))
             if not free:
                 run = []

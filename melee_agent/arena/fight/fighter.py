@@ -37,6 +37,7 @@ LCANCEL_WINDOW = 7  # SmashWiki L-cancel (Melee): press L, R or Z within 7 frame
 LEDGE_LETGO_WAIT = 30  # guess: frames before a fighter that let go of the ledge can catch it again
 DASH_STICK, WALK_STICK, TILT_STICK, FRESH = 0.8, 0.2, 0.3, 0.3  # guesses (see the module docstring)
 JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
+AIRDODGE_FORCE, AIRDODGE_DEADZONE = 3.1, 0.25  # ftCommonData x338, x32C/x330 (meleelight-decomp-edition meleeCommon.js)
 TAKEOFF_BACK = 0.3  # guess (meleelight KNEEBEND: -0.3): the game's ftCommonData x78 is not in the sources here
 
 
@@ -83,18 +84,24 @@ class Edges(NamedTuple):
     z: Tensor
     jump: Tensor
     shield: Tensor
+    dodge: Tensor  # L or R pressed all the way (the air dodge's input)
+
+
+def lr_of(pad: Pad) -> Tensor:
+    """The air dodge's buttons: digital L or R (a pad that does not say: its shield)."""
+    return pad.shield if pad.lr is None else pad.lr
 
 
 def edges(ps: PlayerState, fs: FightState, pad: Pad) -> Edges:
     return Edges(pad.a & (fs.a_held == 0), pad.b & (fs.b_held == 0), pad.z & (fs.z_held == 0),
-                 pad.jump & (ps.jump_held == 0), pad.shield & (fs.shield_held == 0))
+                 pad.jump & (ps.jump_held == 0), pad.shield & (fs.shield_held == 0), lr_of(pad) & (fs.lr_held == 0))
 
 
 def remember(ps: PlayerState, fs: FightState, pad: Pad) -> tuple[PlayerState, FightState]:
     """This frame's buttons and stick become "last frame's" for the next."""
     f = lambda b: b.float()  # noqa: E731
     return (ps._replace(jump_held=f(pad.jump)),
-            fs._replace(a_held=f(pad.a), b_held=f(pad.b), z_held=f(pad.z), shield_held=f(pad.shield),
+            fs._replace(a_held=f(pad.a), b_held=f(pad.b), z_held=f(pad.z), shield_held=f(pad.shield), lr_held=f(lr_of(pad)),
                         stick_x_prev=pad.sx, stick_y_prev=pad.sy))
 
 
@@ -253,10 +260,19 @@ def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTa
                      speed_x=torch.where(dj, pad.sx * A.jump_h_initial, ps.speed_x),
                      jumps_left=torch.where(dj, ps.jumps_left - 1, ps.jumps_left),
                      fast_falling=torch.where(dj, 0.0, ps.fast_falling))
-    ad = fa & ~aer & ~dj & e.shield
+    # Not on a jump's first airborne frame (the game takes off in the squat's animation callback, after this frame's
+    # inputs were read: no replay dodges on it).
+    takeoff = ((ps.action == JUMP_F) | (ps.action == JUMP_B)) & (ps.action_frame == 1)
+    ad = fa & ~aer & ~dj & e.dodge & ~takeoff
     ps = start(ps, ad, slot_row(T, Slot.AIRDODGE), T)
-    # guess: the air dodge's directional speed is left out; it stops the fall's speed.
-    return ps._replace(speed_y=torch.where(ad, 0.0, ps.speed_y), speed_x=torch.where(ad, 0.0, ps.speed_x))
+    # ftCo_EscapeAir.c inlineA0: escapeair_force (3.1, ftCommonData x338) along the stick, none with the stick inside
+    # escapeair_deadzone (0.25 on both axes, x32C / x330); physics decays it (x33C 0.9 a frame).
+    still = (pad.sx.abs() < AIRDODGE_DEADZONE) & (pad.sy.abs() < AIRDODGE_DEADZONE)
+    angle = torch.atan2(pad.sy, pad.sx)
+    vx = torch.where(still, 0.0, AIRDODGE_FORCE * torch.cos(angle))
+    vy = torch.where(still, 0.0, AIRDODGE_FORCE * torch.sin(angle))
+    return ps._replace(speed_y=torch.where(ad, vy, ps.speed_y), speed_x=torch.where(ad, vx, ps.speed_x),
+                       fast_falling=torch.where(ad, 0.0, ps.fast_falling))
 
 
 def _specials(ps: PlayerState, pad: Pad, e: Edges, T: FightTable, free: Tensor) -> tuple[PlayerState, Tensor]:

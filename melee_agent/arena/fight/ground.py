@@ -114,18 +114,19 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     smash_dash = turning & (af == 2) & (fwd <= -DASH_STICK)
     turn_done = turning & ~smash_dash & (af > A_.turn_frames)
     flip = turning & ~smash_dash & (af == A_.turn_flip_frame)
-    # A dash: a flick back smash-turns (keeping a quarter of the speed); at its end a run or standing.
+    # A dash: a flick back smash-turns (keeping a quarter of the speed); past its run frame, the stick held forward
+    # runs; at its end it stands.
     dash_turn = dashing & flick & (fwd < 0)
-    dash_end = dashing & ~dash_turn & (af > A_.dash_frames)
-    to_run = dash_end & (fwd >= RUN_STICK)
-    dash_on = dashing & ~dash_turn & ~dash_end
+    to_run = dashing & ~dash_turn & (af > A_.dash_run_frame) & (fwd >= RUN_STICK)
+    dash_end = dashing & ~dash_turn & ~to_run & (af > A_.dash_frames)
+    dash_on = dashing & ~dash_turn & ~dash_end & ~to_run
     # A run: brakes once the stick leaves forward; the brake stands after its frames.
     run_brake = running & (fwd < RUN_STICK)
     run_on = (running & ~run_brake) | to_run
     brake_end = braking & (af > A_.run_brake_frames)
     brake_on = (braking & ~brake_end) | run_brake
     # Standing or walking (or a turn, dash or brake just over): dash, smash turn, walk, tilt turn, stand.
-    idle = (mask & ~(turning | dashing | running | braking)) | turn_done | (dash_end & ~to_run) | brake_end
+    idle = (mask & ~(turning | dashing | running | braking)) | turn_done | dash_end | brake_end
     dash_start = (idle & flick & (fwd > 0)) | smash_dash
     smash_turn = (idle & flick & (fwd < 0)) | dash_turn
     walk = idle & ~flick & (fwd >= WALK_STICK)

@@ -174,7 +174,8 @@ class Attrs(NamedTuple):
     dash_accel_a: torch.Tensor
     dash_accel_b: torch.Tensor
     ground_air_jump_mult: torch.Tensor
-    dash_frames: torch.Tensor  # measured (fight/measured.py): frames of the initial dash
+    dash_run_frame: torch.Tensor  # measured (fight/measured.py): a dash may run after this frame
+    dash_frames: torch.Tensor  # measured: frames of a dash
     run_brake_frames: torch.Tensor  # measured: frames of a run brake
     turn_frames: torch.Tensor  # measured: frames of a turn
     turn_flip_frame: torch.Tensor  # measured: the turn's frame that faces the other way

@@ -11,7 +11,9 @@ controller:
   value read is 23/80 = 0.2875, and the rim is 80 units; Slippi's processed stick values are
   multiples of 1/80 and none lies in (0, 0.2875));
 * shield: L or R digital, or an analog shoulder past 0.30 (PlCo.dat ``ftCommonData`` x010,
-  ``analog_shoulder_deadzone`` = 0.30, as read off the disc by meleelight-decomp-edition);
+  ``analog_shoulder_deadzone`` = 0.30, as read off the disc by meleelight-decomp-edition); the air dodge
+  takes a new digital press of L or R only (doldecomp/melee ``ftCo_EscapeAir.c`` ``ftCo_80099A58``: the
+  newly pressed buttons ``& (HSD_PAD_R | HSD_PAD_L)``; a replay's analog-only press in a jump does not dodge);
 * jump: X or Y (tap jump, the stick up, is not read: a guess that the players recorded use it
   rarely; a real miss where they do);
 * C-stick: pushed past 0.8 (the smash threshold, ``ftCommonData`` x03C) where A was not held on the last frame
@@ -87,7 +89,7 @@ def read(p: Pads, a_was_held: Tensor) -> Pad:
     c_hit = c_out & ~a_was_held & ~p.a
     shield = p.l_button | p.r_button | (torch.maximum(p.l, p.r) > SHOULDER_DEADZONE)
     return Pad(a=p.a | c_out, b=p.b, jump=p.x | p.y, z=p.z, shield=shield,
-               sx=torch.where(c_hit, cx, sx), sy=torch.where(c_hit, cy, sy))
+               sx=torch.where(c_hit, cx, sx), sy=torch.where(c_hit, cy, sy), lr=p.l_button | p.r_button)
 
 
 def from_table(ctrl: Tensor) -> Pads:

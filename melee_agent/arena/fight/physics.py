@@ -32,6 +32,8 @@ LEDGE_BOX_IN = 4.0  # guess: how far inside the stage's side the box starts
 LEDGE_HANG_X, LEDGE_HANG_Y = 3.0, -12.0  # guess: where a hanging fighter is, from the stage's corner
 PUSH_DIST = 6.0  # guess: grounded fighters closer than this push each other apart (Melee's body collision)
 PUSH_SPEED = 0.5  # guess: by this much per frame each
+AIRDODGE_DECAY_FRAMES = 29  # measured (see step)
+AIRDODGE_DECAY = 0.9  # ftCommonData x33C escapeair_decay (meleelight-decomp-edition meleeCommon.js, read off the disc)
 JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
 
 
@@ -87,6 +89,12 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     # Vertical: gravity to terminal speed, or the fast-fall speed; none while a move stalls or rises.
     vy = torch.where(ground | stall | own_y | aimed, 0.0, torch.maximum(ps.speed_y - A.gravity, -A.terminal_velocity))
     vy = torch.where(takeoff, ps.speed_y, vy)
+    # An air dodge slows by ftCommonData x33C (0.9) a frame, both ways, with no gravity (ftCo_EscapeAir_Phys), until
+    # its animation script turns normal fall physics on: from frame 30 (measured on slippi-js's replays: Fox n 3,
+    # Marth n 4; the script is not in the sources here).
+    dodging = ~ground & (r == slot_row(T, Slot.AIRDODGE)) & (ps.action_frame <= AIRDODGE_DECAY_FRAMES)
+    vy = torch.where(dodging, ps.speed_y * AIRDODGE_DECAY, vy)
+    vx = torch.where(dodging, vx * AIRDODGE_DECAY, vx)
     ff = (ps.fast_falling > 0) & ~ground & (vy < 0)
     vy = torch.where(ff, -A.fast_fall_velocity, vy)
     # The firefox flies along its aim at the speed libmelee recorded for it (locomotion_y of the travel).

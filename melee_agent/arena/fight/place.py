@@ -7,7 +7,7 @@ Fields take libmelee's names: ``position_x``, ``position_y``, ``speed_air_x_self
 game remembers of it, the buttons held and the stick, for the next frame's presses and flicks). The
 arena keeps one horizontal self speed, so a grounded fighter takes ``speed_ground_x_self`` and an
 airborne one ``speed_air_x_self``. A placed fighter is out of hitstun, hitlag and any launch; an action
-the arena times (jump squat, landing) resumes at its ``action_frame``, any other is a free state.
+the arena times (jump squat, landing, air dodge, special landing) resumes at its ``action_frame``, any other is a free state.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from melee_agent.arena.fight.pads import Pads, read
 FIELDS = ("position_x", "position_y", "speed_air_x_self", "speed_ground_x_self", "speed_y_self", "action",
           "action_frame", "facing", "on_ground", "jumps_left", "percent", "controller_state")
 #: Actions the arena plays as timed moves, by the slot that plays them.
-TIMED = {Action.KNEE_BEND.value: Slot.JUMPSQUAT, Action.LANDING.value: Slot.LANDING}
+TIMED = {Action.KNEE_BEND.value: Slot.JUMPSQUAT, Action.LANDING.value: Slot.LANDING, Action.AIRDODGE.value: Slot.AIRDODGE,
+         Action.LANDING_SPECIAL.value: Slot.LANDING_SPECIAL}
 
 
 def _column(field: Tensor, port: int, idx: Tensor, value: Any) -> Tensor:

@@ -58,6 +58,8 @@ class FightState(NamedTuple):
     Melee the credit resets once the character touches the ground)."""
     ko_cause: Tensor
     """``ko_credit`` at this player's latest KO (-1: a self-destruct; before any KO, -1 too)."""
+    lr_held: Tensor
+    """1 if L or R was held down (digital) last frame: an air dodge needs a new press."""
     gr_impulse: Tensor
     """This frame's dash impulse: ground speed that reaches the position only from the next frame (the game's
     second ground acceleration channel, :mod:`.ground`); 0 on any other frame."""
@@ -96,3 +98,4 @@ class Pad(NamedTuple):
     shield: Tensor  # L or R, digital or analog
     sx: Tensor  # main stick x in [-1, 1] (libmelee's [0, 1] around 0.5, doubled)
     sy: Tensor
+    lr: Tensor | None = None  # L or R pressed all the way (digital): the air dodge's button; None: as shield
