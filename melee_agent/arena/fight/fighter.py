@@ -26,6 +26,7 @@ from torch import Tensor
 
 from melee_agent.arena.env_state import PlayerState
 from melee_agent.arena.fight import ground, pads
+from melee_agent.arena.fight.ground import tilt_timer
 from melee_agent.arena.fight.moves import NONE_ROW, FightTable, Slot
 from melee_agent.arena.fight.state import FightState, Pad
 
@@ -260,10 +261,9 @@ def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTa
                      speed_x=torch.where(dj, pad.sx * A.jump_h_initial, ps.speed_x),
                      jumps_left=torch.where(dj, ps.jumps_left - 1, ps.jumps_left),
                      fast_falling=torch.where(dj, 0.0, ps.fast_falling))
-    # Not on a jump's first airborne frame (the game takes off in the squat's animation callback, after this frame's
-    # inputs were read: no replay dodges on it).
-    takeoff = ((ps.action == JUMP_F) | (ps.action == JUMP_B)) & (ps.action_frame == 1)
-    ad = fa & ~aer & ~dj & e.dodge & ~takeoff
+    # Also on a jump's first airborne frame: a dodge down there lands on that frame (the wavedash; the replays go from
+    # KNEE_BEND straight to LANDING_SPECIAL).
+    ad = fa & ~aer & ~dj & e.dodge
     ps = start(ps, ad, slot_row(T, Slot.AIRDODGE), T)
     # ftCo_EscapeAir.c inlineA0: escapeair_force (3.1, ftCommonData x338) along the stick, none with the stick inside
     # escapeair_deadzone (0.25 on both axes, x32C / x330); physics decays it (x33C 0.9 a frame).
@@ -297,6 +297,7 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     """One frame of both fighters' action state machines (``frozen``: in hitlag, nothing happens)."""
     live = ~frozen
     e = edges(ps, fs, pad)
+    fs = fs._replace(tilt_x=tilt_timer(pad.sx, fs.stick_x_prev, fs.tilt_x))
     ps, fs = _end_moves(ps, fs, pad, T, live)
     ps, fs = _ledge_options(ps, fs, pad, e, T, edge, live)
     ps = _interrupts(ps, fs, pad, e, T, live)

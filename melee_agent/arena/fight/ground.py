@@ -13,10 +13,9 @@ ground speed, and the position moves by the new speed (``self_vel = gr_vel + ani
 this acceleration) -- except a dash's first impulse, which goes in the second acceleration channel and
 reaches the position only on the next frame (the replays: a dash from standing moves 0, then 2.02, ...).
 
-Simplifications: the dash and smash-turn flick is a stick past 0.8 that was inside 0.8 on the frame before
-(the game allows 2 frames: ``dash_smash_window``); a run that the stick turns back brakes instead of
-turning (``TURNING_RUN`` is not played); no crouch; a turn's second frame with the stick out the other way
-dashes (the smash turn), a turn otherwise runs its 11 frames.
+Simplifications: a run that the stick turns back brakes instead of
+turning (``TURNING_RUN`` is not played); no crouch; a smash turn's second frame with the stick still out the
+other way dashes (the replays: always on the turn's second frame), any other turn runs its 11 frames.
 """
 
 from __future__ import annotations
@@ -34,6 +33,8 @@ WALK_MIDDLE, WALK_FAST = 0.4, 0.8  # x028, x02C: the walk's animation by its spe
 WALK_TAPER = 0.5  # x030 walk_accel_taper_gain
 RUN_TAPER = 0.4  # x05C run_accel_taper_gain
 DASH_STICK = 0.8  # x03C dash_smash_stick_threshold
+SMASH_DEADZONE = 0.25  # x008 horizontal_stick_smash_deadzone
+DASH_WINDOW = 2  # x040 dash_smash_window
 RUN_STICK = 0.625  # x058: a dash that ends with the stick this far forward runs; a run below it brakes
 DASH_DECAY = 0.75  # x054: ftCo_Dash_IASA takes this share of the ground speed off a dash cut short
 ABOVE_WALK_FRICTION = 2.0  # x06C friction_when_above_walk_speed (ft_80084F3C)
@@ -100,18 +101,28 @@ def _enter(ps: PlayerState, mask: Tensor, action: float) -> PlayerState:
                        action_frame=torch.where(mask, 1.0, ps.action_frame))
 
 
+def tilt_timer(sx: Tensor, prev: Tensor, timer: Tensor) -> Tensor:
+    """The game's x670 (doldecomp/melee fighter.c): 0 on the frame the stick's x crosses the smash deadzone (0.25)
+    from the other side, one more each frame it stays past it (254 at most), 254 inside it."""
+    right = (sx >= SMASH_DEADZONE) & (prev < SMASH_DEADZONE)
+    left = (sx <= -SMASH_DEADZONE) & (prev > -SMASH_DEADZONE)
+    out = torch.where(sx.abs() >= SMASH_DEADZONE, (timer + 1).clamp(max=254.0), 254.0)
+    return torch.where(right | left, 0.0, out)
+
+
 def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
                 mask: Tensor) -> tuple[PlayerState, FightState]:
     """What a free grounded fighter (``mask``: not attacking, jumping or shielding this frame) does with the stick."""
     A_ = T.attrs
     sx, act, af, v, f = pad.sx, ps.action, ps.action_frame, ps.speed_x, ps.facing
     fwd = sx * f
-    flick = (sx.abs() >= DASH_STICK) & (fs.stick_x_prev.abs() < DASH_STICK)
+    # The game's flick (ftCo_Dash_CheckInput): past 0.8 with the stick's x tilt timer under dash_smash_window (2).
+    flick = (sx.abs() >= DASH_STICK) & (fs.tilt_x < DASH_WINDOW)
     turning, dashing = mask & (act == TURNING), mask & (act == DASHING)
     running, braking = mask & (act == RUNNING), mask & (act == RUN_BRAKE)
     # A turn: its second frame dashes the other way if the stick is out there (a smash turn); else it faces the
     # other way on its flip frame and stands after its last.
-    smash_dash = turning & (af == 2) & (fwd <= -DASH_STICK)
+    smash_dash = turning & (fs.turn_smash > 0) & (af == 2) & (fwd <= -DASH_STICK)
     turn_done = turning & ~smash_dash & (af > A_.turn_frames)
     flip = turning & ~smash_dash & (af == A_.turn_flip_frame)
     # A dash: a flick back smash-turns (keeping a quarter of the speed); past its run frame, the stick held forward
@@ -144,7 +155,10 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     v = torch.where(brake_on, friction(v, A_.friction), v)
     v = torch.where(walk, walk_speed(v, sx, T), v)
     ps = ps._replace(speed_x=v, facing=torch.where(flip, -f, f))
-    fs = fs._replace(gr_impulse=torch.where(dash_start, impulse, 0.0))
+    # ftCo_Dash_Enter (and the smash turn) take the flick: the timer goes to 254, so one flick is one dash.
+    fs = fs._replace(gr_impulse=torch.where(dash_start, impulse, 0.0),
+                     tilt_x=torch.where(dash_start | smash_turn, 254.0, fs.tilt_x),
+                     turn_smash=torch.where(smash_turn, 1.0, torch.where(tilt_turn, 0.0, fs.turn_smash)))
     # Actions: the walk's by its speed over walk_max (ftWalkCommon_GetWalkType).
     ratio = v.abs() / A_.walk_max
     walk_act = torch.where(ratio >= WALK_FAST, WALKS[2], torch.where(ratio >= WALK_MIDDLE, WALKS[1], WALKS[0]))

@@ -71,7 +71,10 @@ def place(state: EnvState, T: FightTable, port: int, idx: Tensor, fields: dict[s
                    torch.zeros(idx.shape[0], dtype=torch.bool, device=dev))
         new["jump_held"] = pad.jump.float()
         fnew.update(a_held=pad.a.float(), b_held=pad.b.float(), z_held=pad.z.float(), shield_held=pad.shield.float(),
-                    stick_x_prev=pad.sx, stick_y_prev=pad.sy)
+                    stick_x_prev=pad.sx, stick_y_prev=pad.sy, lr_held=pad.lr.float(),
+                    # A turn placed with the stick out at the rim is taken as a smash turn (the game keeps the flag).
+                    turn_smash=((action == float(Action.TURNING.value)) & (pad.sx.abs() >= 0.8)).float(),
+                    tilt_x=torch.full_like(pad.sx, 254.0))  # unknown: taken as no fresh flick
     ps = ps._replace(**{k: _column(getattr(ps, k), port, idx, v) for k, v in new.items()})
     fs = fs._replace(**{k: _column(getattr(fs, k), port, idx, v) for k, v in fnew.items()})
     return state._replace(players=ps, fight=fs)

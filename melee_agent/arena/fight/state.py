@@ -60,6 +60,11 @@ class FightState(NamedTuple):
     """``ko_credit`` at this player's latest KO (-1: a self-destruct; before any KO, -1 too)."""
     lr_held: Tensor
     """1 if L or R was held down (digital) last frame: an air dodge needs a new press."""
+    tilt_x: Tensor
+    """The game's x670 timer: frames since the main stick's x crossed the smash deadzone (254 at most, and after a
+    dash or smash turn took the flick), :func:`.ground.tilt_timer`."""
+    turn_smash: Tensor
+    """1 in a turn a stick flick started (a smash turn: its next frame dashes if the stick stays out)."""
     gr_impulse: Tensor
     """This frame's dash impulse: ground speed that reaches the position only from the next frame (the game's
     second ground acceleration channel, :mod:`.ground`); 0 on any other frame."""
@@ -85,7 +90,7 @@ class FightState(NamedTuple):
 
 
 #: Fields that do not start at 0.
-_START = {"launch_dir": 1.0, "ko_credit": -1.0, "ko_cause": -1.0}
+_START = {"launch_dir": 1.0, "ko_credit": -1.0, "ko_cause": -1.0, "tilt_x": 254.0}
 
 
 class Pad(NamedTuple):
