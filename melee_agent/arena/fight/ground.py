@@ -120,9 +120,10 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     flick = (sx.abs() >= DASH_STICK) & (fs.tilt_x < DASH_WINDOW)
     turning, dashing = mask & (act == TURNING), mask & (act == DASHING)
     running, braking = mask & (act == RUNNING), mask & (act == RUN_BRAKE)
-    # A turn: its second frame dashes the other way if the stick is out there (a smash turn); else it faces the
+    # A turn: a smash turn's second frame dashes the other way if the stick is still out there; else it faces the
     # other way on its flip frame and stands after its last.
-    smash_dash = turning & (fs.turn_smash > 0) & (af == 2) & (fwd <= -DASH_STICK)
+    # A flick the new way during a turn dashes too (the replays: a tilt turn's next frame flicked is a dash).
+    smash_dash = turning & (((fs.turn_smash > 0) & (af == 2) & (fwd <= -DASH_STICK)) | (flick & (fwd < 0)))
     turn_done = turning & ~smash_dash & (af > A_.turn_frames)
     flip = turning & ~smash_dash & (af == A_.turn_flip_frame)
     # A dash: a flick back smash-turns (keeping a quarter of the speed); past its run frame, the stick held forward
