@@ -39,6 +39,7 @@ LEDGE_LETGO_WAIT = 30  # guess: frames before a fighter that let go of the ledge
 DASH_STICK, WALK_STICK, TILT_STICK, FRESH = 0.8, 0.2, 0.3, 0.3  # guesses (see the module docstring)
 JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
 AIRDODGE_FORCE, AIRDODGE_DEADZONE = 3.1, 0.25  # ftCommonData x338, x32C/x330 (meleelight-decomp-edition meleeCommon.js)
+FASTFALL_STICK, FASTFALL_WINDOW = 0.6625, 4  # ftCommonData x088, x08C (meleelight-decomp-edition meleeCommon.js)
 TAKEOFF_BACK = 0.3  # guess (meleelight KNEEBEND: -0.3): the game's ftCommonData x78 is not in the sources here
 
 
@@ -297,7 +298,8 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     """One frame of both fighters' action state machines (``frozen``: in hitlag, nothing happens)."""
     live = ~frozen
     e = edges(ps, fs, pad)
-    fs = fs._replace(tilt_x=tilt_timer(pad.sx, fs.stick_x_prev, fs.tilt_x))
+    fs = fs._replace(tilt_x=tilt_timer(pad.sx, fs.stick_x_prev, fs.tilt_x),
+                     tilt_y=tilt_timer(pad.sy, fs.stick_y_prev, fs.tilt_y))
     ps, fs = _end_moves(ps, fs, pad, T, live)
     ps, fs = _ledge_options(ps, fs, pad, e, T, edge, live)
     ps = _interrupts(ps, fs, pad, e, T, live)
@@ -313,5 +315,9 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     # Fast fall: the stick down once the jump's rise is over, free or in an aerial.
     r = rows_of(ps.move)
     can_ff = live & air & (ps.hitstun_frames_left <= 0) & ((ps.move < 0) | (T.aerial[r] > 0)) & (ps.speed_y < 0)
-    ps = ps._replace(fast_falling=torch.where(can_ff & (pad.sy < -0.6), 1.0, ps.fast_falling))
+    # ftCommon_CheckFallFast: the stick down past 0.6625 (ftCommonData x088) with its y tilt timer under 4 (x08C), once
+    # per flick (the timer goes to 254).
+    ff = can_ff & (ps.fast_falling == 0) & (pad.sy <= -FASTFALL_STICK) & (fs.tilt_y < FASTFALL_WINDOW)
+    ps = ps._replace(fast_falling=torch.where(ff, 1.0, ps.fast_falling))
+    fs = fs._replace(tilt_y=torch.where(ff, 254.0, fs.tilt_y))
     return remember(ps, fs, pad)

@@ -74,7 +74,7 @@ def place(state: EnvState, T: FightTable, port: int, idx: Tensor, fields: dict[s
                     stick_x_prev=pad.sx, stick_y_prev=pad.sy, lr_held=pad.lr.float(),
                     # A turn placed with the stick out at the rim is taken as a smash turn (the game keeps the flag).
                     turn_smash=((action == float(Action.TURNING.value)) & (pad.sx.abs() >= 0.8)).float(),
-                    tilt_x=torch.full_like(pad.sx, 254.0))  # unknown: taken as no fresh flick
+                    tilt_x=torch.full_like(pad.sx, 254.0), tilt_y=torch.full_like(pad.sx, 254.0))  # unknown: no flick
     ps = ps._replace(**{k: _column(getattr(ps, k), port, idx, v) for k, v in new.items()})
     fs = fs._replace(**{k: _column(getattr(fs, k), port, idx, v) for k, v in fnew.items()})
     return state._replace(players=ps, fight=fs)

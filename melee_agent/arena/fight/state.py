@@ -63,6 +63,8 @@ class FightState(NamedTuple):
     tilt_x: Tensor
     """The game's x670 timer: frames since the main stick's x crossed the smash deadzone (254 at most, and after a
     dash or smash turn took the flick), :func:`.ground.tilt_timer`."""
+    tilt_y: Tensor
+    """The game's x671: the same timer for the stick's y (fast falls)."""
     turn_smash: Tensor
     """1 in a turn a stick flick started (a smash turn: its next frame dashes if the stick stays out)."""
     gr_impulse: Tensor
@@ -90,7 +92,7 @@ class FightState(NamedTuple):
 
 
 #: Fields that do not start at 0.
-_START = {"launch_dir": 1.0, "ko_credit": -1.0, "ko_cause": -1.0, "tilt_x": 254.0}
+_START = {"launch_dir": 1.0, "ko_credit": -1.0, "ko_cause": -1.0, "tilt_x": 254.0, "tilt_y": 254.0}
 
 
 class Pad(NamedTuple):
