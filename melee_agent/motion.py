@@ -76,6 +76,7 @@ class Stretch(NamedTuple):
     character: str
     start: int  # the placed frame's game frame number
     rows: tuple[PlayerRow, ...]  # the placed frame, then each frame compared
+    history: tuple[tuple[float, ...], ...] = ()  # the controller frames of up to 4 frames before the placed one
 
 
 class StretchResult(NamedTuple):
@@ -146,7 +147,8 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
                 if not has_speeds and before is not None:
                     dx, dy = rows[0].x - before.x, rows[0].y - before.y
                     rows = (rows[0]._replace(speed_air_x=dx, speed_ground_x=dx, speed_y=dy),) + rows[1:]
-                out.append(Stretch(str(path), port, rows[0].character.name.lower(), frames[run[0]][0], rows))
+                hist = tuple(frames[j][1][port].pad for j in range(max(0, run[0] - 4), run[0]) if port in frames[j][1])
+                out.append(Stretch(str(path), port, rows[0].character.name.lower(), frames[run[0]][0], rows, hist))
             if not free:
                 run = []
             elif len(run) == MAX_STRETCH + 1:  # full: its last frame is the next stretch's placed frame
@@ -167,6 +169,21 @@ def _pads(rows: list[PlayerRow | None], col: int, device: torch.device) -> Pads:
     return Pads(*fields)
 
 
+def _history(group: list[Stretch], col: int, device: torch.device) -> list[Pads]:
+    """Each stretch's controller frames up to its placed one (``col``'s, ``[B]`` each), the oldest first: the stick's
+    tilt timers at the placed frame (how many frames ago it crossed the smash deadzone) are counted from them."""
+    depth = max(len(s.history) for s in group) + 1
+    out = []
+    for k in range(depth):
+        rows = []
+        for s in group:
+            pads = s.history + (s.rows[0].pad,)
+            pads = (pads[0],) * (depth - len(pads)) + pads  # a short history repeats its oldest frame
+            rows.append(PlayerRow(*s.rows[0][:-1], pads[k]))
+        out.append(Pads(*(f[:, col] for f in _pads(rows, col, device))))
+    return out
+
+
 def play(group: list[Stretch], col: int, device: str = "cpu") -> list[StretchResult]:
     """Re-play one character's stretches side by side in one arena (``col``: the character's column)."""
     from melee_agent.arena import Arena  # noqa: PLC0415 (the arena imports torch.compile machinery)
@@ -182,7 +199,7 @@ def play(group: list[Stretch], col: int, device: str = "cpu") -> list[StretchRes
                 action=t([r.action for r in first]), action_frame=t([r.action_frame for r in first]),
                 facing=t([float(r.facing) for r in first]), on_ground=t([float(r.on_ground) for r in first]),
                 jumps_left=t([r.jumps_left for r in first]), percent=t([r.percent for r in first]),
-                controller_state=Pads(*(f[:, col] for f in _pads(first, col, arena.device))))
+                controller_state=_history(group, col, arena.device))
     other = 1 - col
     longest = max(len(s.rows) for s in group) - 1
     dist = np.full((B, longest), np.inf)

@@ -54,3 +54,18 @@ def test_place_refuses_unknown_fields_and_the_dodging_game() -> None:
         Arena(1, game="fight").place(0, speed=1.0)
     with pytest.raises(ValueError, match="fights only"):
         Arena(1).place(0, position_x=1.0)
+
+
+def test_place_counts_the_sticks_tilt_timer_from_the_frames_before() -> None:
+    # A turn placed on the frame of a flick back (the stick crossed the smash deadzone on it) is a smash turn: it
+    # dashes on its next frame; placed with the stick held out for frames before, a tilt turn: it does not.
+    def placed(history: list[float]) -> Arena:
+        a = Arena(1, game="fight", seed=0)
+        a.reset()
+        frames = [Pads.neutral(1)._replace(main_x=torch.tensor([[x, 0.5]])) for x in history]
+        a.place(0, position_x=0.0, position_y=0.0, on_ground=True, action=float(Action.TURNING.value), action_frame=1,
+                facing=True, controller_state=[Pads(*(f[:, 0] for f in p)) for p in frames])
+        a.step_pads(frames[-1])
+        return a
+    assert placed([0.5, 0.5, 0.0]).state.players.action[0, 0] == float(Action.DASHING.value)
+    assert placed([0.0, 0.0, 0.0]).state.players.action[0, 0] == float(Action.TURNING.value)

@@ -4,7 +4,8 @@ can be re-played from its own controller frames (docs/design.md "Motion: raw con
 Fields take libmelee's names: ``position_x``, ``position_y``, ``speed_air_x_self``, ``speed_ground_x_self``,
 ``speed_y_self``, ``action``, ``action_frame``, ``facing`` (bool: right), ``on_ground``, ``jumps_left``,
 ``percent``, and ``controller_state`` (this port's :class:`~.pads.Pads` of the placed frame: what the
-game remembers of it, the buttons held and the stick, for the next frame's presses and flicks). The
+game remembers of it, the buttons held and the stick, for the next frame's presses and flicks; or a list
+of the frames up to it, oldest first, from which the stick's tilt timers are counted as the game does). The
 arena keeps one horizontal self speed, so a grounded fighter takes ``speed_ground_x_self`` and an
 airborne one ``speed_air_x_self``. A placed fighter is out of hitstun, hitlag and any launch; an action
 the arena times (jump squat, landing, air dodge, special landing) resumes at its ``action_frame``, any other is a free state.
@@ -20,6 +21,7 @@ from torch import Tensor
 
 from melee_agent.arena.env_state import EnvState
 from melee_agent.arena.fight.moves import FightTable, Slot
+from melee_agent.arena.fight.ground import tilt_timer
 from melee_agent.arena.fight.pads import Pads, read
 
 FIELDS = ("position_x", "position_y", "speed_air_x_self", "speed_ground_x_self", "speed_y_self", "action",
@@ -66,15 +68,22 @@ def place(state: EnvState, T: FightTable, port: int, idx: Tensor, fields: dict[s
                speed_x_attack=0.0, speed_y_attack=0.0, hitstun_frames_left=0.0, hit_done=0.0)
     fnew: dict[str, Any] = dict(hitlag_left=0.0, launch_kb=0.0, helpless=0.0, lcancel_left=0.0, ledge_wait=0.0)
     if "controller_state" in fields:
-        raw: Pads = fields["controller_state"]
-        pad = read(Pads(*(torch.as_tensor(v, device=dev).expand(idx.shape[0]) for v in raw)),
-                   torch.zeros(idx.shape[0], dtype=torch.bool, device=dev))
+        given = fields["controller_state"]
+        frames = [given] if isinstance(given, Pads) else list(given)  # one frame, or the frames up to it
+        no = torch.zeros(idx.shape[0], dtype=torch.bool, device=dev)
+        reads = [read(Pads(*(torch.as_tensor(v, device=dev).expand(idx.shape[0]) for v in raw)), no) for raw in frames]
+        pad = reads[-1]
+        # The stick's tilt timers (how many frames ago it crossed the smash deadzone) from the frames given: with the
+        # placed frame alone, no fresh flick.
+        tx = ty = torch.full_like(pad.sx, 254.0)
+        for before, now in zip(reads, reads[1:]):
+            tx, ty = tilt_timer(now.sx, before.sx, tx), tilt_timer(now.sy, before.sy, ty)
         new["jump_held"] = pad.jump.float()
         fnew.update(a_held=pad.a.float(), b_held=pad.b.float(), z_held=pad.z.float(), shield_held=pad.shield.float(),
                     stick_x_prev=pad.sx, stick_y_prev=pad.sy, lr_held=pad.lr.float(),
-                    # A turn placed with the stick out at the rim is taken as a smash turn (the game keeps the flag).
-                    turn_smash=((action == float(Action.TURNING.value)) & (pad.sx.abs() >= 0.8)).float(),
-                    tilt_x=torch.full_like(pad.sx, 254.0), tilt_y=torch.full_like(pad.sx, 254.0))  # unknown: no flick
+                    # A turn placed on the frame of a flick is a smash turn (the game keeps the flag).
+                    turn_smash=((action == float(Action.TURNING.value)) & (pad.sx.abs() >= 0.8) & (tx < 2)).float(),
+                    tilt_x=tx, tilt_y=ty)
     ps = ps._replace(**{k: _column(getattr(ps, k), port, idx, v) for k, v in new.items()})
     fs = fs._replace(**{k: _column(getattr(fs, k), port, idx, v) for k, v in fnew.items()})
     return state._replace(players=ps, fight=fs)
