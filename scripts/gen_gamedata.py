@@ -373,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         ("run_max", "dashAndRunTerminalVelocity"), ("friction", "friction"), ("air_mobility_a", "airMobilityA"),
         ("air_mobility_b", "airMobilityB"), ("air_speed_max", "maxAerialHVelocity"), ("air_friction", "airFriction"),
         ("normal_landing_lag", "normalLandingLag"), ("model_scale", "modelScaling"), ("shield_size", "shieldSize"),
+        ("walk_accel_base", "walkAcceleration"), ("dash_accel_a", "dashAndRunAccelerationA"), ("dash_accel_b", "dashAndRunAccelerationB"), ("ground_air_jump_mult", "groundAirJumpMomentumMultiplier"), ("turn_duration", "turnDuration"),
     ]
     ch_fields = ["character", "character_id"] + [c for c, _ in attr_cols] + ["height"]
     ch_out = []

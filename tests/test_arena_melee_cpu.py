@@ -126,10 +126,10 @@ def test_level_9_attacks_sooner_than_level_1():
     first = torch.full((2 * n,), -1.0)
     z = torch.zeros(2 * n)
     no = z.bool()
-    from melee_agent.arena.fight.frame import fight_frame_pads
+    from melee_agent.arena.fight.frame import fight_frame_fox
     with torch.inference_mode():
         for i in range(60):
-            res, _ = fight_frame_pads(env.state, (no, no, no, no, no, z, z), env._consts.fight, env._consts.seed,
+            res, _ = fight_frame_fox(env.state, (no, no, no, no, no, z, z), env._consts.fight, env._consts.seed,
                                       env._consts.spawn_x)
             env.state = res.state
             moving = env.state.players.move[:, CPU] >= 0
@@ -204,11 +204,11 @@ def test_the_melee_cpu_never_holds_a_for_a_charge():
     env = fight(8, level=9, cpu="melee")
     cpu_report._place("approach", env)
     c = env._consts
-    from melee_agent.arena.fight.frame import fight_frame_pads
+    from melee_agent.arena.fight.frame import fight_frame_fox
     held = torch.zeros(8, dtype=torch.bool)
     with torch.inference_mode():
         for i in range(200):
-            res, p = fight_frame_pads(env.state, cpu_report._fox_pad("approach", env, i), c.fight, c.seed, c.spawn_x)
+            res, p = fight_frame_fox(env.state, cpu_report._fox_pad("approach", env, i), c.fight, c.seed, c.spawn_x)
             env.state = res.state
             assert not (held & p.a[:, CPU]).any()
             held = p.a[:, CPU].clone()

@@ -79,14 +79,19 @@ def actions_of(trace) -> list[str]:
 
 # name -> (start, the action sequence's first moves in order, the facing afterwards or None)
 GROUND = {
-    "walk_left": ("stand", ["WALK_MIDDLE"], -1), "walk_right": ("stand", ["WALK_MIDDLE"], 1),
-    "dash_left": ("stand", ["DASHING"], -1), "dash_right": ("stand", ["DASHING"], 1),
+    # Issue 49: the arena moves as Melee does (arena/fight/ground.py). From standing facing right, walking left is a
+    # turn first (11 frames, facing left from its 6th), a walk ramps up (a slow walk, then a middle one), and a dash
+    # left is a smash turn and then the dash.
+    "walk_left": ("stand", ["TURNING", "STANDING"], -1), "walk_right": ("stand", ["WALK_SLOW", "WALK_MIDDLE"], 1),
+    "dash_left": ("stand", ["TURNING", "DASHING"], -1), "dash_right": ("stand", ["DASHING"], 1),
     "jab": ("stand", ["NEUTRAL_ATTACK_1"], 1),
     "ftilt_left": ("stand", ["FTILT_MID"], -1), "ftilt_right": ("stand", ["FTILT_MID"], 1),
     "utilt": ("stand", ["UPTILT"], 1), "dtilt": ("stand", ["DOWNTILT"], 1),
     "fsmash_left": ("stand", ["FSMASH_MID"], -1), "fsmash_right": ("stand", ["FSMASH_MID"], 1),
     "usmash": ("stand", ["UPSMASH"], 1), "dsmash": ("stand", ["DOWNSMASH"], 1),
-    "dash_attack_left": ("stand", ["DASHING", "DASH_ATTACK"], -1),
+    # Issue 49: from standing facing right, the dash attack's left flick is a smash turn, and A on the turn's
+    # second frame, the stick held left, is a forward tilt that way (the arena's turn to a tilt's stick).
+    "dash_attack_left": ("stand", ["TURNING", "FTILT_MID"], -1),
     "dash_attack_right": ("stand", ["DASHING", "DASH_ATTACK"], 1),
     "shine": ("stand", ["DOWN_B_GROUND_START", "DOWN_B_GROUND"], 1),
     "shine_jc": ("stand", ["DOWN_B_GROUND_START", "KNEE_BEND", "JUMPING_FORWARD"], 1),
@@ -110,10 +115,13 @@ GROUND = {
     "up_b_left": ("stand", ["SWORD_DANCE_3_LOW", "SWORD_DANCE_4_MID"], -1),
     "up_b_right": ("stand", ["SWORD_DANCE_3_LOW", "SWORD_DANCE_4_MID"], 1),
 }
-# Short-hop aerials: (the aerial, its landing action, the facing it is done in)
+# Short-hop aerials from standing facing right: (the aerial, the facing it is done in). Issue 49: the side aerials'
+# one-frame facing tap toward the back is a turn in Melee, which faces the other way only on its 6th frame; the jump
+# out of it on its 2nd keeps the facing (as the replays show), so from facing right sh_fair_left is a back air to the
+# left and sh_bair_right a forward air to the right (the attack still goes the macro's way).
 AERIALS = {"sh_nair": ("NAIR", 1), "sh_uair": ("UAIR", 1), "sh_dair": ("DAIR", 1),
-           "sh_fair_right": ("FAIR", 1), "sh_fair_left": ("FAIR", -1),
-           "sh_bair_right": ("BAIR", -1), "sh_bair_left": ("BAIR", 1)}
+           "sh_fair_right": ("FAIR", 1), "sh_fair_left": ("BAIR", 1),
+           "sh_bair_right": ("FAIR", 1), "sh_bair_left": ("BAIR", 1)}
 
 
 def test_the_set_has_every_macro_named_by_the_design():
@@ -137,9 +145,12 @@ def test_each_macro_makes_fox_do_its_move(name):
 def test_full_and_short_hops_leave_at_the_games_jump_speeds():
     full = drive(setup(), ["full_hop"])
     short = drive(setup(), ["short_hop"])
-    # The jump squat (3 frames) ends on the 4th: one frame of gravity since leaving the ground.
-    assert full[3]["speed_y"] == pytest.approx(FOX.jump_v - FOX.gravity, abs=1e-5)
-    assert short[3]["speed_y"] == pytest.approx(FOX.short_hop_v - FOX.gravity, abs=1e-5)
+    # The jump squat (3 frames) ends on the 4th, the first airborne frame: it rises by the whole jump speed, gravity
+    # from the next (issue 49: ftCo_Jump_Phys skips its first frame; the replays rise 3.68 on it for Fox's full hop).
+    assert full[3]["speed_y"] == pytest.approx(FOX.jump_v, abs=1e-5)
+    assert full[3]["position_y"] == pytest.approx(FOX.jump_v, abs=1e-5)
+    assert full[4]["speed_y"] == pytest.approx(FOX.jump_v - FOX.gravity, abs=1e-5)
+    assert short[3]["speed_y"] == pytest.approx(FOX.short_hop_v, abs=1e-5)
 
 
 def test_double_jumps_go_up_and_drift_their_way():
@@ -171,8 +182,10 @@ def test_short_hop_aerials_land_l_cancelled(name):
     env = setup()
     trace = drive(env, [name], extra=30)
     seq = actions_of(trace)
-    head = 1 if name.startswith(("sh_fair", "sh_bair")) else 0  # the facing tap: one walking frame
-    assert seq == (["WALK_MIDDLE"] if head else []) + ["KNEE_BEND", aerial, f"{aerial}_LANDING", "STANDING"], seq
+    head = 1 if name.startswith(("sh_fair", "sh_bair")) else 0  # the facing tap: one walking (or turning) frame
+    # Tapped right (toward the facing) a walk, which ramps up from slow; tapped left a turn (issue 49).
+    tap = ["WALK_SLOW"] if name in ("sh_fair_right", "sh_bair_left") else ["TURNING"]
+    assert seq == (tap if head else []) + ["KNEE_BEND", aerial, f"{aerial}_LANDING", "STANDING"], seq
     landed = next(i for i, f in enumerate(trace) if Action(int(f["action"])).name == f"{aerial}_LANDING")
     assert landed == head + SH_AERIAL_LANDS
     assert landed < len(S.actions[S.index(name)].frames)  # the landing happens within the macro

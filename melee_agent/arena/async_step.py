@@ -27,7 +27,8 @@ from typing import NamedTuple
 
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable
 from melee_agent.arena.env_state import AGENT, CPU, EnvState
-from melee_agent.arena.fight.frame import FightConsts, fight_frame
+from melee_agent.arena.fight.frame import FightConsts, fight_frame, fight_frame_pads
+from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.sim import game_frame
 from melee_agent.arena.storage import DecisionEnd, close_decision
 from melee_agent.arena.tables import Tables
@@ -120,6 +121,20 @@ def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc
         state, damage, ko = fight_frame(state, ctrl, c.fight, c.seed, c.spawn_x)
     else:
         state, damage, ko = game_frame(state, ctrl, c.tables, c.levels, c.seed, c.spawn_x)
+    return outcome(state, damage, ko, acc, cur, mf, c)
+
+
+def pads_frame(state: EnvState, raw: Pads, acc: Totals, cur: torch.Tensor, mf: torch.Tensor,
+               c: FrameConsts) -> FrameStep:
+    """One fight frame played from both ports' raw controller frames (``Arena.step_pads``): no CPU, no macro,
+    no input delay (``raw`` is what the game reads on this frame); totals and ends as :func:`frame_async`."""
+    state, damage, ko = fight_frame_pads(state, raw, c.fight, c.spawn_x)
+    return outcome(state, damage, ko, acc, cur, mf, c)
+
+
+def outcome(state: EnvState, damage: torch.Tensor, ko: torch.Tensor, acc: Totals, cur: torch.Tensor,
+            mf: torch.Tensor, c: FrameConsts) -> FrameStep:
+    """What one played frame adds to the macros' totals, and who is ready or done."""
     mf = mf + 1
     ps = state.players
     out = frame_outcome(c.untouchable, agent_action=ps.action[:, AGENT], is_noop=cur == c.noop_index,

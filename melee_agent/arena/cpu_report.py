@@ -18,7 +18,7 @@ frames); his reaction time (frames from the start of Fox's attack to Marth's shi
 air dodge while the attack lasts); his throws; in ``recovery`` his double jumps, up-Bs (the stick's
 angle at each), side-Bs, air dodges and how many made it back.
 
-The frame loop is the arena's own fight frame (:func:`~melee_agent.arena.fight.frame.fight_frame_pads`),
+The frame loop is the arena's own fight frame (:func:`~melee_agent.arena.fight.frame.fight_frame_fox`),
 vectorized over environments; the per-frame bookkeeping is a few tensor ops on the whole batch.
 """
 
@@ -32,7 +32,7 @@ from melee.enums import Action
 from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU, with_player
 from melee_agent.arena.fight.fighter import rows_of
-from melee_agent.arena.fight.frame import EDGE, PERFECT_SHIELD_FRAMES, fight_frame_pads
+from melee_agent.arena.fight.frame import EDGE, PERFECT_SHIELD_FRAMES, fight_frame_fox
 from melee_agent.arena.fight.moves import NUM_SLOTS, Slot
 
 SCENARIOS = ("standing", "approach", "aerials", "fox_offstage", "recovery")
@@ -141,7 +141,7 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
             prev = env.state.players
             prev_lag = env.state.fight.hitlag_left[:, CPU].clone()
             prev_slot = slot_of(prev, CPU)
-            res, pad = fight_frame_pads(env.state, _fox_pad(scenario, env, i), c.fight, c.seed, c.spawn_x)
+            res, pad = fight_frame_fox(env.state, _fox_pad(scenario, env, i), c.fight, c.seed, c.spawn_x)
             env.state = res.state
             ps, fs = env.state.players, env.state.fight
             slot = slot_of(ps, CPU)

@@ -36,11 +36,13 @@ import torch
 from melee_agent.actions import get_action_set
 from melee_agent.arena import storage
 from melee_agent.arena.async_step import (FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
-                                          ko_causes)
+                                          ko_causes, pads_frame)
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
 from melee_agent.arena.fight.frame import FightConsts, check_cpu
+from melee_agent.arena.fight.pads import Pads
+from melee_agent.arena.fight.place import place as place_fighter
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
@@ -188,6 +190,41 @@ class Arena:
             active = active & ~f.ready
             start = torch.zeros_like(start)
         return self._finish(self._all, done, actions, acc, terminal, truncated)
+
+    # --- raw controller frames (docs/design.md "Motion: raw controller frames") ---
+    def _fight_only(self, what: str) -> None:
+        if self.game != "fight":
+            raise ValueError(f"{what} plays fights only (game='fight'), not {self.game!r}")
+
+    @torch.inference_mode()
+    def step_pads(self, pads: Pads) -> StepResult:
+        """Play one frame from both ports' raw controller frames (:class:`~.fight.pads.Pads`, ``[B, 2]`` each) and
+        return what :meth:`step` returns for one frame (a one-frame decision: the macros' bookkeeping is bypassed,
+        the CPU too; no input delay: ``pads`` is what the game reads on this frame)."""
+        self._fight_only("step_pads")
+        raw = Pads(*(torch.as_tensor(v, device=self.device).expand(self.num_envs, 2) for v in pads))
+        raw = raw._replace(**{k: getattr(raw, k).bool() for k in ("a", "b", "x", "y", "z", "l_button", "r_button")})
+        raw = raw._replace(**{k: getattr(raw, k).float() for k in ("main_x", "main_y", "c_x", "c_y", "l", "r")})
+        acc = Totals.zeros(self.num_envs, self.device)
+        cur = torch.full((self.num_envs,), self.noop_index, dtype=torch.long, device=self.device)
+        f = pads_frame(self.state, raw, acc, cur, torch.zeros_like(cur), self._consts)
+        self.state = f.state
+        if self.on_frame is not None:
+            self.on_frame(self.state)
+        self._macro = MacroProgress.fresh(self.num_envs, self.device)
+        return self._finish(self._all, f.done, cur, f.totals, f.terminal, f.truncated)
+
+    @torch.inference_mode()
+    def place(self, port: int, env: int | Sequence[int] | torch.Tensor | None = None, **fields) -> None:
+        """Set player ``port``'s fighter (0 Fox, 1 Marth) in environment ``env`` (an index, indices, or None for
+        all) from a replay frame's ``PlayerState``-named fields (:mod:`~.fight.place`); each field a number or
+        one value per placed environment."""
+        self._fight_only("place")
+        if port not in (AGENT, CPU):
+            raise ValueError(f"port must be 0 (Fox) or 1 (Marth), got {port!r}")
+        idx = torch.arange(self.num_envs, device=self.device) if env is None else \
+            torch.as_tensor(env, dtype=torch.long, device=self.device).view(-1)
+        self.state = place_fighter(self.state, self._consts.fight.table, port, idx, fields)
 
     @torch.inference_mode()
     def step_async(self, actions: torch.Tensor) -> StepResult:

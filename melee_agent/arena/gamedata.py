@@ -133,6 +133,11 @@ class CharacterAttributes(NamedTuple):
     normal_landing_lag: int
     model_scale: float
     shield_size: float
+    walk_accel_base: float  # the decompilation's co_attrs walk_accel_base (walk_initial is its walk_accel_mul)
+    dash_accel_a: float  # dash_accel_mul: dash and run acceleration per unit of stick
+    dash_accel_b: float  # dash_accel_base: and a flat part in the stick's direction
+    ground_air_jump_mult: float  # ground_to_air_jump_momentum_multiplier: ground speed kept at takeoff
+    turn_duration: float
     height: float  # libmelee's body height, not a game attribute
 
 

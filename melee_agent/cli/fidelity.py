@@ -1,4 +1,5 @@
-"""`melee-agent fidelity REPLAY...`: the arena's hit predictions beside real replays (issue 22).
+"""`melee-agent fidelity REPLAY...`: the arena's hit predictions beside real replays (issue 22); with
+``--motion``, its movement from the replays' own controller frames (issue 49, :mod:`melee_agent.motion`).
 
 Prints a table per move (hits, damage exact share, hitstun within 1 frame, launch speed within 5%)
 and, with ``--json FILE``, writes every hit and the summary shares (atomically). A replay libmelee
@@ -19,10 +20,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fidelity", help="compare the arena's damage, hitstun and launch speed with real .slp replays")
     p.add_argument("replays", nargs="+", metavar="REPLAY", help="Slippi .slp files")
     p.add_argument("--json", default=None, metavar="FILE", help="also write every hit and the summary here")
+    p.add_argument("--motion", action="store_true",
+                   help="instead: re-play every Fox and Marth free-movement stretch from its own inputs and report "
+                        "how long the arena stays within 1 unit (docs/motion.md)")
     p.set_defaults(func=run)
 
 
+def run_motion(args: argparse.Namespace) -> int:
+    from melee_agent import motion  # noqa: PLC0415
+
+    results, errors = motion.run(args.replays)
+    for e in errors:
+        print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)
+    print(f"{len(args.replays) - len(errors)} replay(s) read, {len(errors)} skipped; {len(results)} Fox/Marth "
+          "free-movement stretches")
+    summary = motion.summarize(results)
+    if results:
+        print(motion.format_table(summary))
+    if args.json:
+        atomic_write_json(args.json, motion.report(results, errors))
+        print(f"wrote {args.json}")
+    return 0 if len(errors) < len(args.replays) else 1
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.motion:
+        return run_motion(args)
     results, errors = fidelity.run(args.replays)
     for e in errors:
         print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)

@@ -24,8 +24,9 @@ import torch
 from melee.enums import Action
 from torch import Tensor
 
-from melee_agent.actions import COL
 from melee_agent.arena.env_state import PlayerState
+from melee_agent.arena.fight import ground, pads
+from melee_agent.arena.fight.ground import tilt_timer
 from melee_agent.arena.fight.moves import NONE_ROW, FightTable, Slot
 from melee_agent.arena.fight.state import FightState, Pad
 
@@ -36,13 +37,17 @@ DASHING, RUNNING, WALKING = float(Action.DASHING.value), float(Action.RUNNING.va
 LCANCEL_WINDOW = 7  # SmashWiki L-cancel (Melee): press L, R or Z within 7 frames before landing
 LEDGE_LETGO_WAIT = 30  # guess: frames before a fighter that let go of the ledge can catch it again
 DASH_STICK, WALK_STICK, TILT_STICK, FRESH = 0.8, 0.2, 0.3, 0.3  # guesses (see the module docstring)
+JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
+AIRDODGE_FORCE, AIRDODGE_DEADZONE = 3.1, 0.25  # ftCommonData x338, x32C/x330 (meleelight-decomp-edition meleeCommon.js)
+FASTFALL_STICK, FASTFALL_WINDOW = 0.6625, 4  # ftCommonData x088, x08C (meleelight-decomp-edition meleeCommon.js)
+TAKEOFF_BACK = 0.3  # guess (meleelight KNEEBEND: -0.3): the game's ftCommonData x78 is not in the sources here
 
 
 def agent_pad(ctrl: Tensor) -> tuple[Tensor, ...]:
-    """The agent's controller state (``ctrl[column]``: ``[len(TABLE_COLUMNS), B]``) as ``[B]`` a, b, jump, z, shield, sx, sy."""
-    return (ctrl[COL["A"]] > 0, ctrl[COL["B"]] > 0, (ctrl[COL["X"]] + ctrl[COL["Y"]]) > 0, ctrl[COL["Z"]] > 0,
-            (ctrl[COL["L"]] + ctrl[COL["R"]] > 0) | (ctrl[COL["l_shoulder"]] > 0.3),
-            (ctrl[COL["stick_x"]] - 0.5) * 2.0, (ctrl[COL["stick_y"]] - 0.5) * 2.0)
+    """The agent's controller state (``ctrl[column]``: ``[len(TABLE_COLUMNS), B]``) as ``[B]`` a, b, jump, z, shield, sx, sy:
+    a macro's frame read as any raw controller frame is (:func:`melee_agent.arena.fight.pads.read`)."""
+    raw = pads.from_table(ctrl)
+    return tuple(pads.read(raw, torch.zeros_like(raw.a)))
 
 
 def rows_of(move: Tensor) -> Tensor:
@@ -81,18 +86,24 @@ class Edges(NamedTuple):
     z: Tensor
     jump: Tensor
     shield: Tensor
+    dodge: Tensor  # L or R pressed all the way (the air dodge's input)
+
+
+def lr_of(pad: Pad) -> Tensor:
+    """The air dodge's buttons: digital L or R (a pad that does not say: its shield)."""
+    return pad.shield if pad.lr is None else pad.lr
 
 
 def edges(ps: PlayerState, fs: FightState, pad: Pad) -> Edges:
     return Edges(pad.a & (fs.a_held == 0), pad.b & (fs.b_held == 0), pad.z & (fs.z_held == 0),
-                 pad.jump & (ps.jump_held == 0), pad.shield & (fs.shield_held == 0))
+                 pad.jump & (ps.jump_held == 0), pad.shield & (fs.shield_held == 0), lr_of(pad) & (fs.lr_held == 0))
 
 
 def remember(ps: PlayerState, fs: FightState, pad: Pad) -> tuple[PlayerState, FightState]:
     """This frame's buttons and stick become "last frame's" for the next."""
     f = lambda b: b.float()  # noqa: E731
     return (ps._replace(jump_held=f(pad.jump)),
-            fs._replace(a_held=f(pad.a), b_held=f(pad.b), z_held=f(pad.z), shield_held=f(pad.shield),
+            fs._replace(a_held=f(pad.a), b_held=f(pad.b), z_held=f(pad.z), shield_held=f(pad.shield), lr_held=f(lr_of(pad)),
                         stick_x_prev=pad.sx, stick_y_prev=pad.sy))
 
 
@@ -120,11 +131,16 @@ def _end_moves(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: T
     ps = start(ps, cont, nxt.long().clamp(min=0), T)
     free_act = torch.where(ground, STANDING, torch.where(helpless, DEAD_FALL, FALLING))
     ps = set_free(ps, ended & ~cont & ~squat, free_act)
-    # Jump squat over: leave the ground, a full hop if the jump is still held, else a short hop
-    # (gamedata jump_v / short_hop_v); sideways from the stick (jump_h_initial, at most jump_h_max).
-    vy = torch.where(pad.jump, A.jump_v, A.short_hop_v)
-    vx = (pad.sx * A.jump_h_initial + ps.speed_x).clamp(-A.jump_h_max, A.jump_h_max)
-    ps = set_free(ps, squat, float(Action.JUMPING_FORWARD.value))
+    # Jump squat over (ftCo_KneeBend_Anim -> ftCo_Jump_Enter, ftCo_800CB110): leave the ground, a full hop if the
+    # jump was still held on the squat's last frame, else a short hop (jump_v / short_hop_v); sideways the ground
+    # speed x ground_to_air_jump_momentum_multiplier plus that frame's stick x jump_h_initial, at most jump_h_max.
+    # The game reads both on the last squat frame (the replays: the takeoff follows the stick a frame earlier).
+    # Backward (JUMPING_BACKWARD) with that stick more than TAKEOFF_BACK against the facing.
+    vy = torch.where(ps.jump_held > 0, A.jump_v, A.short_hop_v)
+    sx = fs.stick_x_prev
+    vx = (ps.speed_x * A.ground_air_jump_mult + sx * A.jump_h_initial).clamp(-A.jump_h_max, A.jump_h_max)
+    back = sx * ps.facing <= -TAKEOFF_BACK
+    ps = set_free(ps, squat, torch.where(back, JUMP_B, JUMP_F))
     ps = ps._replace(on_ground=torch.where(squat, 0.0, ps.on_ground), speed_y=torch.where(squat, vy, ps.speed_y),
                      speed_x=torch.where(squat, vx, ps.speed_x),
                      jumps_left=torch.where(squat, ps.jumps_left - 1, ps.jumps_left))
@@ -180,7 +196,7 @@ def _interrupts(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTab
 
 
 def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable,
-                    fg: Tensor) -> PlayerState:
+                    fg: Tensor) -> tuple[PlayerState, FightState]:
     """What a free grounded fighter starts this frame (see the module docstring)."""
     base = slot_row(T, 0)
     in_shield = ps.action == SHIELD
@@ -224,21 +240,7 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
     drop = rest & ~pad.shield & in_shield
     ps = start(ps, drop, slot_row(T, Slot.SHIELD_RELEASE), T)
     move = rest & ~pad.shield & ~in_shield
-    A = T.attrs
-    run = move & (pad.sx.abs() > DASH_STICK)
-    walk = move & ~run & (pad.sx.abs() > WALK_STICK)
-    stand = move & ~run & ~walk
-    dirx = torch.sign(pad.sx)
-    same = dashing & (dirx == ps.facing)
-    # Dash: the initial dash speed on its first frame, then the run speed (gamedata dash_initial,
-    # run_max; the ramp between is left out); walk: walk_max scaled by the stick (gamedata walk_max).
-    speed = torch.where(run, torch.where(same, A.run_max, A.dash_initial), A.walk_max * pad.sx.abs())
-    ps = ps._replace(facing=torch.where(run | walk, dirx, ps.facing),
-                     speed_x=torch.where(run | walk, dirx * speed, ps.speed_x))
-    act = torch.where(run, torch.where(same & (ps.action_frame > 10), RUNNING, DASHING), WALKING)
-    ps = set_free(ps, (run | walk) & ~(same & run), act)
-    ps = ps._replace(action=torch.where(same & run & (ps.action_frame > 10), RUNNING, ps.action))
-    return set_free(ps, stand, STANDING)
+    return ground.free_ground(ps, fs, pad, T, move)
 
 
 def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable, fa: Tensor) -> PlayerState:
@@ -260,10 +262,18 @@ def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTa
                      speed_x=torch.where(dj, pad.sx * A.jump_h_initial, ps.speed_x),
                      jumps_left=torch.where(dj, ps.jumps_left - 1, ps.jumps_left),
                      fast_falling=torch.where(dj, 0.0, ps.fast_falling))
-    ad = fa & ~aer & ~dj & e.shield
+    # Also on a jump's first airborne frame: a dodge down there lands on that frame (the wavedash; the replays go from
+    # KNEE_BEND straight to LANDING_SPECIAL).
+    ad = fa & ~aer & ~dj & e.dodge
     ps = start(ps, ad, slot_row(T, Slot.AIRDODGE), T)
-    # guess: the air dodge's directional speed is left out; it stops the fall's speed.
-    return ps._replace(speed_y=torch.where(ad, 0.0, ps.speed_y), speed_x=torch.where(ad, 0.0, ps.speed_x))
+    # ftCo_EscapeAir.c inlineA0: escapeair_force (3.1, ftCommonData x338) along the stick, none with the stick inside
+    # escapeair_deadzone (0.25 on both axes, x32C / x330); physics decays it (x33C 0.9 a frame).
+    still = (pad.sx.abs() < AIRDODGE_DEADZONE) & (pad.sy.abs() < AIRDODGE_DEADZONE)
+    angle = torch.atan2(pad.sy, pad.sx)
+    vx = torch.where(still, 0.0, AIRDODGE_FORCE * torch.cos(angle))
+    vy = torch.where(still, 0.0, AIRDODGE_FORCE * torch.sin(angle))
+    return ps._replace(speed_y=torch.where(ad, vy, ps.speed_y), speed_x=torch.where(ad, vx, ps.speed_x),
+                       fast_falling=torch.where(ad, 0.0, ps.fast_falling))
 
 
 def _specials(ps: PlayerState, pad: Pad, e: Edges, T: FightTable, free: Tensor) -> tuple[PlayerState, Tensor]:
@@ -288,6 +298,8 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     """One frame of both fighters' action state machines (``frozen``: in hitlag, nothing happens)."""
     live = ~frozen
     e = edges(ps, fs, pad)
+    fs = fs._replace(tilt_x=tilt_timer(pad.sx, fs.stick_x_prev, fs.tilt_x),
+                     tilt_y=tilt_timer(pad.sy, fs.stick_y_prev, fs.tilt_y))
     ps, fs = _end_moves(ps, fs, pad, T, live)
     ps, fs = _ledge_options(ps, fs, pad, e, T, edge, live)
     ps = _interrupts(ps, fs, pad, e, T, live)
@@ -298,10 +310,14 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     free = live & (ps.move < 0) & (ps.hitstun_frames_left <= 0)
     ground = ps.on_ground > 0
     ps, special = _specials(ps, pad, e, T, free & (ground | (fs.helpless == 0)))
-    ps = _ground_actions(ps, fs, pad, e, T, free & ground & ~special)
+    ps, fs = _ground_actions(ps, fs, pad, e, T, free & ground & ~special)
     ps = _air_actions(ps, fs, pad, e, T, free & ~ground & ~special & (fs.helpless == 0))
     # Fast fall: the stick down once the jump's rise is over, free or in an aerial.
     r = rows_of(ps.move)
     can_ff = live & air & (ps.hitstun_frames_left <= 0) & ((ps.move < 0) | (T.aerial[r] > 0)) & (ps.speed_y < 0)
-    ps = ps._replace(fast_falling=torch.where(can_ff & (pad.sy < -0.6), 1.0, ps.fast_falling))
+    # ftCommon_CheckFallFast: the stick down past 0.6625 (ftCommonData x088) with its y tilt timer under 4 (x08C), once
+    # per flick (the timer goes to 254).
+    ff = can_ff & (ps.fast_falling == 0) & (pad.sy <= -FASTFALL_STICK) & (fs.tilt_y < FASTFALL_WINDOW)
+    ps = ps._replace(fast_falling=torch.where(ff, 1.0, ps.fast_falling))
+    fs = fs._replace(tilt_y=torch.where(ff, 254.0, fs.tilt_y))
     return remember(ps, fs, pad)

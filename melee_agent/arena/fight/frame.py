@@ -16,7 +16,8 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena.env_state import CPU, EnvState, PlayerState, contiguous
-from melee_agent.arena.fight import fighter, hits, marth_cpu, melee_cpu, physics
+from melee_agent.arena.fight import fighter, hits, marth_cpu, melee_cpu, pads, physics
+from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
 from melee_agent.arena.fight.moves import FightTable, Slot, build_table
 from melee_agent.arena.fight.state import FightState, Pad
@@ -129,7 +130,7 @@ def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: T
 
 def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | Tensor, spawn_x: Tensor) -> FrameResult:
     """Advance every fight one frame; ``ctrl`` is the agent's controller state ``[len(TABLE_COLUMNS), B]``."""
-    return fight_frame_pads(state, fighter.agent_pad(ctrl), consts, seed, spawn_x)[0]
+    return fight_frame_fox(state, fighter.agent_pad(ctrl), consts, seed, spawn_x)[0]
 
 
 def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> marth_cpu.CpuDecision:
@@ -139,8 +140,8 @@ def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> mar
     return marth_cpu.control(state, consts.table, consts.levels, seed, EDGE)
 
 
-def fight_frame_pads(state: EnvState, fox: tuple[Tensor, ...], consts: FightConsts, seed: int | Tensor,
-                     spawn_x: Tensor) -> tuple[FrameResult, Pad]:
+def fight_frame_fox(state: EnvState, fox: tuple[Tensor, ...], consts: FightConsts, seed: int | Tensor,
+                    spawn_x: Tensor) -> tuple[FrameResult, Pad]:
     """:func:`fight_frame` from Fox's controller as ``[B]`` a, b, jump, z, shield, sx, sy; also both pads played
     (what ``cpu-report`` reads the CPU's presses from)."""
     was_beyond = beyond(state.players)
@@ -149,6 +150,15 @@ def fight_frame_pads(state: EnvState, fox: tuple[Tensor, ...], consts: FightCons
     state = state._replace(fight=cpu.fight, game=state.game._replace(cpu_cooldown=cpu.cooldown))
     pad = Pad(*(torch.stack((f, m), 1) for f, m in zip(fox, cpu.pad)))
     return play(state, pad, frozen, consts.table, spawn_x, was_beyond, consts.perfect_shield_frames), pad
+
+
+def fight_frame_pads(state: EnvState, raw: Pads, consts: FightConsts, spawn_x: Tensor) -> FrameResult:
+    """Advance every fight one frame from both ports' raw controller frames (:class:`~.pads.Pads`, ``[B, 2]``):
+    the game's reading of them (:func:`~.pads.read`), no CPU."""
+    was_beyond = beyond(state.players)
+    state, frozen = count_down(state)
+    pad = pads.read(raw, state.fight.a_held > 0)
+    return play(state, pad, frozen, consts.table, spawn_x, was_beyond)
 
 
 def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tensor,
@@ -165,4 +175,5 @@ def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tens
                        damage, ko)
 
 
-__all__ = ["fight_frame", "fight_frame_pads", "cpu_control", "play", "count_down", "FightConsts", "EDGE", "CPU", "CPUS"]
+__all__ = ["fight_frame", "fight_frame_fox", "fight_frame_pads", "cpu_control", "play", "count_down", "FightConsts",
+           "EDGE", "CPU", "CPUS"]

@@ -41,6 +41,7 @@ import torch
 from melee.enums import Action, Character
 
 from melee_agent.arena import gamedata as gd
+from melee_agent.arena.fight.measured import MEASURED
 
 AGENT_COL, CPU_COL = 0, 1
 CHARACTERS = (Character.FOX, Character.MARTH)  # column 0 the agent (Fox), column 1 the CPU (Marth)
@@ -168,6 +169,16 @@ class Attrs(NamedTuple):
     air_mobility_b: torch.Tensor
     air_speed_max: torch.Tensor
     air_friction: torch.Tensor
+    walk_initial: torch.Tensor  # the decompilation's walk_accel_mul
+    walk_accel_base: torch.Tensor
+    dash_accel_a: torch.Tensor
+    dash_accel_b: torch.Tensor
+    ground_air_jump_mult: torch.Tensor
+    dash_run_frame: torch.Tensor  # measured (fight/measured.py): a dash may run after this frame
+    dash_frames: torch.Tensor  # measured: frames of a dash
+    run_brake_frames: torch.Tensor  # measured: frames of a run brake
+    turn_frames: torch.Tensor  # measured: frames of a turn
+    turn_flip_frame: torch.Tensor  # measured: the turn's frame that faces the other way
     height: torch.Tensor  # libmelee's body height (characterdata "size"), the hurt capsule's height
 
 
@@ -453,7 +464,8 @@ def build_table(device: torch.device | str = "cpu", num_envs: int | None = None)
     aimed[fox(Slot.UP_B_TRAVEL)] = 1.0
     # The firefox travel's speed per frame: libmelee recorded it straight up (locomotion_y 3.8 ... 1.3).
     t = lambda x: torch.as_tensor(np.asarray(x), dtype=torch.float32, device=device)  # noqa: E731
-    attrs = Attrs(*(t([getattr(a, f) for a in attrs_rows]) for f in Attrs._fields))
+    attrs = Attrs(*(t([getattr(a, f) if f in a._fields else MEASURED[a.character][f] for a in attrs_rows])
+                    for f in Attrs._fields))
     col = torch.arange(2, device=device).view(1, 2)
     swap = (1 - col)
     if num_envs is not None:

@@ -21,6 +21,7 @@ import torch
 
 from melee_agent.arena.env_state import PlayerState
 from melee_agent.arena.fight.fighter import DEAD_FALL, FALLING, STANDING, rows_of, set_free, slot_row, start
+from melee_agent.arena.fight.ground import DRIVEN, stop_friction
 from melee_agent.arena.fight.moves import AERIAL_LANDING_ACTION, AERIALS, FightTable, Slot, other
 from melee_agent.arena.fight.state import FightState, Pad
 from melee_agent.arena.knockback import decay_launch
@@ -31,21 +32,29 @@ LEDGE_BOX_IN = 4.0  # guess: how far inside the stage's side the box starts
 LEDGE_HANG_X, LEDGE_HANG_Y = 3.0, -12.0  # guess: where a hanging fighter is, from the stage's corner
 PUSH_DIST = 6.0  # guess: grounded fighters closer than this push each other apart (Melee's body collision)
 PUSH_SPEED = 0.5  # guess: by this much per frame each
-WALKING = (float(Action.WALK_MIDDLE.value), float(Action.DASHING.value), float(Action.RUNNING.value))
+AIRDODGE_DECAY_FRAMES = 29  # measured (see step)
+AIRDODGE_DECAY = 0.9  # ftCommonData x33C escapeair_decay (meleelight-decomp-edition meleeCommon.js, read off the disc)
+JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
 
 
 def _drift(ps: PlayerState, pad: Pad, T: FightTable, ok: Tensor) -> Tensor:
-    """Horizontal air speed: the stick accelerates (air_mobility_a x stick + air_mobility_b), up to
-    air_speed_max x |stick|; otherwise air friction slows it (gamedata; the exact formula is a guess)."""
+    """Horizontal air speed (ftCommon_8007D28C -> ftCommon_8007D174, doldecomp/melee ftcommon.c): the stick
+    accelerates by air_mobility_a x stick + air_mobility_b its way toward air_speed_max x stick; a speed past that
+    target (a run-off jump's) slows by air_friction, not below the target; with the stick neutral, air friction."""
     A = T.attrs
-    vx = ps.speed_x
-    push = pad.sx.abs() > 0.2
-    target = A.air_speed_max * pad.sx
-    acc = A.air_mobility_a * pad.sx + A.air_mobility_b * torch.sign(pad.sx)
-    moved = torch.where((vx - target) * torch.sign(pad.sx) < 0, torch.where(
-        pad.sx > 0, torch.minimum(vx + acc, target), torch.maximum(vx + acc, target)), vx)
-    slowed = vx - torch.sign(vx) * torch.clamp(vx.abs(), max=A.air_friction)
-    return torch.where(ok, torch.where(push, moved, slowed), vx)
+    vx, sx = ps.speed_x, pad.sx
+    accel = A.air_mobility_a * sx + torch.where(sx > 0, A.air_mobility_b, -A.air_mobility_b)
+    target = A.air_speed_max * sx
+    same = ~(vx * accel < 0)
+    over_up = same & (accel > 0) & (vx + accel > target)
+    a = torch.where(over_up, -A.air_friction, accel)
+    a = torch.where(over_up & (vx + a < target), target - vx, a)
+    over_dn = same & ~(accel > 0) & (vx + accel < target)
+    a = torch.where(over_dn, A.air_friction, a)
+    a = torch.where(over_dn & (vx + a > target), target - vx, a)
+    # ftCommon_ApplyFrictionAir: stops at 0 (the air variant tests >=).
+    slowed = torch.where(A.air_friction >= vx.abs(), 0.0, vx - torch.sign(vx) * A.air_friction)
+    return torch.where(ok, torch.where(target == 0, slowed, vx + a), vx)
 
 
 def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
@@ -62,18 +71,30 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     aimed = T.aimed[r] > 0
     stall = (T.stall[r] > 0) | hanging
     own_y = T.rises[r] > 0  # moves that carry their own rise (dolphin slash)
-    # Ground: walking and dashing keep their speed, anything else slides to a stop by friction.
-    walking = (ps.action == WALKING[0]) | (ps.action == WALKING[1]) | (ps.action == WALKING[2])
+    # Ground: walking, dashing, running and braking set their own speed (:mod:`.ground`); anything else slides
+    # to a stop by friction, doubled above walk_max (ft_80084F3C).
+    driven = torch.zeros_like(ground)
+    for a in DRIVEN:
+        driven = driven | (ps.action == a)
     vx = ps.speed_x
-    fric = vx - torch.sign(vx) * torch.clamp(vx.abs(), max=A.friction)
-    vx = torch.where(ground & ~(walking & ~in_move), fric, vx)
+    vx = torch.where(ground & ~(driven & ~in_move), stop_friction(vx, T), vx)
+    # The first airborne frame of a jump moves by the takeoff speeds alone: ftCo_Jump_Phys skips its physics
+    # (gravity, drift) on that frame (doldecomp/melee ftCo_Jump.c; the replays rise the full jump speed on it).
+    takeoff = ~in_move & ~ground & (ps.action_frame == 1) & ((ps.action == JUMP_F) | (ps.action == JUMP_B))
     # A move that carries its own motion (libmelee's locomotion: the game's motion for the action) replaces it.
     vx = torch.where(in_move & (T.carries[r] > 0), 0.0, vx)
     air_ok = ~ground & ~stun & (~in_move | (T.aerial[r] > 0) | (r == slot_row(T, Slot.UP_B)))
-    vx = _drift(ps._replace(speed_x=vx), pad, T, air_ok & ~hanging)
+    vx = _drift(ps._replace(speed_x=vx), pad, T, air_ok & ~hanging & ~takeoff)
     vx = torch.where(hanging | aimed, 0.0, vx)
     # Vertical: gravity to terminal speed, or the fast-fall speed; none while a move stalls or rises.
     vy = torch.where(ground | stall | own_y | aimed, 0.0, torch.maximum(ps.speed_y - A.gravity, -A.terminal_velocity))
+    vy = torch.where(takeoff, ps.speed_y, vy)
+    # An air dodge slows by ftCommonData x33C (0.9) a frame, both ways, with no gravity (ftCo_EscapeAir_Phys), until
+    # its animation script turns normal fall physics on: from frame 30 (measured on slippi-js's replays: Fox n 3,
+    # Marth n 4; the script is not in the sources here).
+    dodging = ~ground & (r == slot_row(T, Slot.AIRDODGE)) & (ps.action_frame <= AIRDODGE_DECAY_FRAMES)
+    vy = torch.where(dodging, ps.speed_y * AIRDODGE_DECAY, vy)
+    vx = torch.where(dodging, vx * AIRDODGE_DECAY, vx)
     ff = (ps.fast_falling > 0) & ~ground & (vy < 0)
     vy = torch.where(ff, -A.fast_fall_velocity, vy)
     # The firefox flies along its aim at the speed libmelee recorded for it (locomotion_y of the travel).
@@ -85,7 +106,8 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     # aimed down on the ground it slides along it.
     lift = live & ground & (move_y > 0)
     ground = ground & ~lift
-    dx = torch.where(live, vx + move_x + kx, 0.0)
+    # A dash's impulse reaches the position from the next frame (the game's second ground channel, :mod:`.ground`).
+    dx = torch.where(live, vx - torch.where(ground, fs.gr_impulse, 0.0) + move_x + kx, 0.0)
     dy = torch.where(live & ~ground, vy + move_y + ky, 0.0)
     x0, y0 = ps.position_x, ps.position_y
     x, y = x0 + dx, y0 + dy

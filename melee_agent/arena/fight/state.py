@@ -58,6 +58,18 @@ class FightState(NamedTuple):
     Melee the credit resets once the character touches the ground)."""
     ko_cause: Tensor
     """``ko_credit`` at this player's latest KO (-1: a self-destruct; before any KO, -1 too)."""
+    lr_held: Tensor
+    """1 if L or R was held down (digital) last frame: an air dodge needs a new press."""
+    tilt_x: Tensor
+    """The game's x670 timer: frames since the main stick's x crossed the smash deadzone (254 at most, and after a
+    dash or smash turn took the flick), :func:`.ground.tilt_timer`."""
+    tilt_y: Tensor
+    """The game's x671: the same timer for the stick's y (fast falls)."""
+    turn_smash: Tensor
+    """1 in a turn a stick flick started (a smash turn: its next frame dashes if the stick stays out)."""
+    gr_impulse: Tensor
+    """This frame's dash impulse: ground speed that reaches the position only from the next frame (the game's
+    second ground acceleration channel, :mod:`.ground`); 0 on any other frame."""
     cpu_plan: Tensor
     """[B] the CPU's current plan (see :mod:`.marth_cpu`)."""
     cpu_timer: Tensor
@@ -86,7 +98,7 @@ class FightState(NamedTuple):
 
 
 #: Fields that do not start at 0.
-_START = {"launch_dir": 1.0, "ko_credit": -1.0, "ko_cause": -1.0}
+_START = {"launch_dir": 1.0, "ko_credit": -1.0, "ko_cause": -1.0, "tilt_x": 254.0, "tilt_y": 254.0}
 
 
 class Pad(NamedTuple):
@@ -99,3 +111,4 @@ class Pad(NamedTuple):
     shield: Tensor  # L or R, digital or analog
     sx: Tensor  # main stick x in [-1, 1] (libmelee's [0, 1] around 0.5, doubled)
     sy: Tensor
+    lr: Tensor | None = None  # L or R pressed all the way (digital): the air dodge's button; None: as shield

@@ -1,0 +1,21 @@
+"""Motion frame counts no source here gives, read off real replays (marked measured, with n).
+
+Measured with ``/work`` replays: ``../shared/replays`` and slippi-js's 47 public test replays (issue 49),
+counting, for each action, the last action frame before the player's next action (libmelee
+``action_frame``). The game's own numbers are animation lengths in the characters' ``.dat`` files,
+which meleedb's attribute dump does not carry.
+"""
+
+from __future__ import annotations
+
+from melee.enums import Character
+
+#: Per character: the dash's last frame before it may become a run, the stick held forward (Fox 11, n 49; Marth 15,
+#: n 12; SmashWiki's initial dash lengths are the same); the dash's length, after which it stands (Fox 21, n 6; Marth
+#: 27, n 4); frames of a run brake before standing (Fox 18, n 4; Marth 26, n 1);
+#: frames of a turn (11 both, Fox n 16, Marth n 24) and the turn's frame on which the fighter faces the other
+#: way (Fox 6, n 28; Marth 8, n 36: meleedb turnDuration 4 and 6, plus 2).
+MEASURED = {
+    Character.FOX: dict(dash_run_frame=11, dash_frames=21, run_brake_frames=18, turn_frames=11, turn_flip_frame=6),
+    Character.MARTH: dict(dash_run_frame=15, dash_frames=27, run_brake_frames=26, turn_frames=11, turn_flip_frame=8),
+}
