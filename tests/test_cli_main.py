@@ -22,7 +22,7 @@ def test_every_subcommand_imports_here():
     help_text = cli.build_parser().format_help()
     assert "unavailable" not in help_text
     for name in cli.SUBCOMMANDS:
-        assert name in help_text
+        assert name.replace("_", "-") in help_text  # a module cpu_report registers the command cpu-report
 
 
 def test_the_config_flag_lists_every_shipped_config(capsys):
