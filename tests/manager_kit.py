@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -47,3 +48,15 @@ def model_bytes(version: int, seed: int = 0) -> bytes:
 
     torch.manual_seed(seed)
     return model_to_bytes(DuelingDQN(), version=version, train_step=10 * version, action_set="untouchable")
+
+
+def scalar_tags(run_dir: Path) -> set[str]:
+    """Every TensorBoard scalar tag written into ``run_dir``'s event files."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    tags: set[str] = set()
+    for f in run_dir.glob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(f), size_guidance={"scalars": 0})
+        acc.Reload()
+        tags |= set(acc.Tags()["scalars"])
+    return tags

@@ -23,6 +23,7 @@ from melee_agent.segment_stats import SegmentStats
 from melee_agent.training import ModelCheck, better
 from melee_agent.wire import decode_experience, encode_experience
 from melee_agent.workers.play import SegmentPlayer
+from tests.manager_kit import scalar_tags
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME_KEYS = ("games", "win_rate", "wins", "losses", "draws", "stocks_taken_per_game", "stocks_lost_per_game",
@@ -132,13 +133,11 @@ def test_segment_stats_with_games_cross_the_wire_and_bad_ones_are_refused():
 
 def test_the_board_shows_games_under_episode(tmp_path):
     from manager.metrics import Board
-    from tests.test_train_e2e import _scalar_tags
-
     board = Board(tmp_path)
     board.episodes(SegmentStats(episodes=2, return_sum=1.0, length_sum=100.0, games=2, wins=1, stocks_taken=5,
                                 stocks_lost=7, damage_dealt=412.5), step=3)
     board.close()
-    tags = _scalar_tags(tmp_path)
+    tags = scalar_tags(tmp_path)
     assert {"episode/stocks_taken", "episode/stocks_lost", "episode/damage_dealt", "episode/win_rate"} <= tags
     assert not any("untouched" in t or t == "episode/hits" for t in tags), tags  # a game is not a dodging minute
 
@@ -197,8 +196,6 @@ def test_the_eval_table_names_the_causes_and_fights_plot_their_win_rate(tmp_path
 def test_train_config_fight_end_to_end(tmp_path):
     """`train --config fight` with tiny settings (a 10-second clock, one game per level): eval.json has the
     fight keys, the baselines and the level-9 games; TensorBoard has the eval/ and episode/ game tags."""
-    from tests.test_train_e2e import _scalar_tags
-
     run_dir = tmp_path / "run"
     sets = ["replay.capacity=20000", "replay.block_size=500", "learner.batch_size=32", "learner.target_sync=200",
             "learner.metrics_every=10", "worker.envs=8", "worker.segment_seconds=5", "worker.upload_rows=500",
@@ -229,7 +226,7 @@ def test_train_config_fight_end_to_end(tmp_path):
     assert row["stocks_level_9"]["net"] == pytest.approx(l9["stocks_taken_per_game"] - l9["stocks_lost_per_game"])
     kos = l9["ko_causes"]
     assert row["top_ko"] is None if not kos else row["top_ko"]["share"] == pytest.approx(max(kos.values()) / sum(kos.values()))
-    tags = _scalar_tags(run_dir)
+    tags = scalar_tags(run_dir)
     assert {"eval/win_rate", "eval/win_rate_worst_level", "eval/win_rate_level_2", "eval/win_rate_level_9",
             "episode/stocks_taken", "episode/stocks_lost", "episode/damage_dealt"} <= tags, sorted(tags)
     assert "won" in proc.stdout and "win rate" in proc.stdout

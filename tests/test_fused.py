@@ -19,6 +19,7 @@ from melee_agent.envs import make_env
 from melee_agent.fused import FusedTrainer
 from melee_agent.workers.play import SegmentPlayer
 from melee_agent.workers.priorities import td_priorities
+from tests.manager_kit import scalar_tags
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "melee_agent.cli.main"]
@@ -115,17 +116,6 @@ def test_write_refuses_rows_on_another_device_or_of_another_width():
     assert len(replay) == 5 and replay.storage.data[:5, 0].tolist() == [1.0, 1.0, 2.0, 2.0, 2.0]
 
 
-def _scalar_tags(run_dir: Path) -> set[str]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    tags: set[str] = set()
-    for f in run_dir.glob("events.out.tfevents.*"):
-        acc = EventAccumulator(str(f))
-        acc.Reload()
-        tags |= set(acc.Tags()["scalars"])
-    return tags
-
-
 @pytest.mark.slow
 def test_train_fused_leaves_the_run_folder_train_leaves(tmp_path):
     run_dir = tmp_path / "run"
@@ -144,7 +134,7 @@ def test_train_fused_leaves_the_run_folder_train_leaves(tmp_path):
     for name in ("model.safetensors", "model-last.safetensors", "learning_curve.png", "config.toml", "config.json"):
         assert (run_dir / name).exists(), name
     assert list((run_dir / "checkpoints").glob("ckpt-*.pt"))
-    tags = _scalar_tags(run_dir)
+    tags = scalar_tags(run_dir)
     for prefix in ("loss/", "q/", "replay/", "ingest/", "train/", "model/version", "episode/", "eval/"):
         assert any(tg.startswith(prefix) for tg in tags), f"no {prefix} tag in {sorted(tags)}"
     assert "fused" in proc.stdout and "rows/s" in proc.stdout

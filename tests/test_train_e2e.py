@@ -17,20 +17,10 @@ import httpx
 import pytest
 
 from melee_agent.manager.process import ManagerProcess
+from tests.manager_kit import scalar_tags
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "melee_agent.cli.main"]
-
-
-def _scalar_tags(run_dir: Path) -> set[str]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    tags: set[str] = set()
-    for f in run_dir.glob("events.out.tfevents.*"):
-        acc = EventAccumulator(str(f), size_guidance={"scalars": 0})
-        acc.Reload()
-        tags |= set(acc.Tags()["scalars"])
-    return tags
 
 
 @pytest.mark.slow
@@ -58,7 +48,7 @@ def test_manager_and_two_arena_workers_train_publish_and_log(tmp_path):
         assert summaries[0]["epsilon"] == pytest.approx(0.4) and summaries[1]["epsilon"] == pytest.approx(0.4 ** 8)
     finally:
         manager.stop()  # SIGINT: the manager checkpoints and flushes TensorBoard on the way out
-    tags = _scalar_tags(run_dir)
+    tags = scalar_tags(run_dir)
     for prefix in ("loss/", "q/", "replay/", "ingest/", "train/", "model/version", "workers/", "episode/"):
         assert any(t.startswith(prefix) for t in tags), f"no {prefix} tag in {sorted(tags)}"
     assert (run_dir / "model.safetensors").exists()
@@ -99,7 +89,7 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
     assert (run_dir / "model-last.safetensors").exists() and result["kept"] in ("best", "last")
     assert result["last_model_check"]["episodes"] == 4
     assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    tags = _scalar_tags(run_dir)
+    tags = scalar_tags(run_dir)
     assert {"eval/untouched_share", "eval/untouched_share_worst_level", "eval/untouched_share_level_2"} <= tags
     # A prioritized run (workers send priorities) shows the replay's figures.
     assert {"replay/priority_mean", "replay/priority_max", "replay/weight_min", "replay/beta"} <= tags
