@@ -45,6 +45,7 @@ def _sorted_rows(rows: torch.Tensor) -> list[tuple[float, ...]]:
     return sorted(map(tuple, rows.tolist()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", ["dodge", "fight"])
 @pytest.mark.parametrize("prioritized", [False, True])
 def test_fused_rows_equal_the_worker_paths_from_the_same_seed_and_actions(tmp_path, game, prioritized):
