@@ -1,0 +1,162 @@
+"""The web app: the play page or the spectate page, a WebSocket to each page, and small JSON endpoints.
+
+| method, path | what |
+|---|---|
+| GET / | the page (plain HTML and JS from this package: nothing fetched from elsewhere) |
+| GET /static/NAME | the page's scripts |
+| WS /ws | frames to the page (JSON, one message a frame); the play page sends its controller frames back |
+| GET /v1/state | JSON: frames played, frames per second, the game's result, both fighters' fields |
+| POST /v1/rematch | a new game (play) |
+| POST /v1/save | the game so far saved as a replay of its frames (play, with ``--save``) |
+
+The clock starts with the first page that connects and plays on while the server runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.responses import FileResponse, HTMLResponse
+
+from melee_agent.play.clock import FrameClock
+from melee_agent.play.hub import Hub
+from melee_agent.play.human import parse
+
+STATIC = Path(__file__).resolve().parent / "static"
+SCRIPTS = ("draw.js", "play.js", "spectate.js")
+
+
+def geometry() -> dict[str, Any]:
+    """What the page draws with, from the same constants as ``watch`` (:mod:`melee_agent.watch`): the main
+    view, the stage's edge, the blast zones, the shield's size and the colours."""
+    from melee_agent.arena import data as d  # noqa: PLC0415
+    from melee_agent.watch import MAP_SCALE, VIEW, C  # noqa: PLC0415
+
+    return {"view": list(VIEW), "map_scale": MAP_SCALE, "edge": d.EDGE, "shield_max": d.SHIELD_MAX,
+            "blast": [d.BLAST_LEFT, d.BLAST_RIGHT, d.BLAST_BOTTOM, d.BLAST_TOP],
+            "colors": {k: "rgb(%d,%d,%d)" % v for k, v in C._asdict().items()}}
+
+
+def _page(name: str, settings: dict[str, Any]) -> HTMLResponse:
+    html = (STATIC / name).read_text()
+    return HTMLResponse(html.replace("/*SETTINGS*/null", json.dumps({**settings, "geometry": geometry()})),
+                        headers={"Cache-Control": "no-store"})
+
+
+def _base_app(title: str, page: str, settings: Callable[[], dict[str, Any]], tick: Callable[[], Any],
+              state: Callable[[], dict[str, Any]], on_message: Callable[[Any], None] | None) -> FastAPI:
+    hub = Hub()
+    clock = FrameClock(tick, hub.emit)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):  # noqa: ANN202
+        yield
+        clock.stop()
+
+    app = FastAPI(title=title, lifespan=lifespan)
+    app.state.clock, app.state.hub = clock, hub
+
+    @app.get("/")
+    def index() -> HTMLResponse:
+        return _page(page, settings())
+
+    @app.get("/static/{name}")
+    def static(name: str) -> FileResponse:
+        if name not in SCRIPTS:
+            raise HTTPException(404, f"no script {name!r}")
+        return FileResponse(STATIC / name, media_type="text/javascript", headers={"Cache-Control": "no-store"})
+
+    @app.get("/v1/state")
+    def get_state() -> dict[str, Any]:
+        fps, cost = clock.fps, clock.frame_cost
+        return {**state(), "fps": None if fps is None else round(fps, 2), "played": clock.played,
+                "frame_ms": None if cost is None else round(cost * 1e3, 2),
+                "pages": hub.connected, "time": time.time()}
+
+    @app.websocket("/ws")
+    async def ws(socket: WebSocket) -> None:
+        await socket.accept()
+        q = hub.join()
+        clock.start()
+
+        async def send() -> None:
+            while True:
+                await socket.send_text(await q.get())
+
+        sender = asyncio.create_task(send())
+        try:
+            while True:
+                text = await socket.receive_text()
+                if on_message is None:
+                    continue
+                try:
+                    on_message(json.loads(text))
+                except ValueError as e:  # a bad frame is answered, not played
+                    await socket.send_text(json.dumps({"type": "error", "error": str(e)}))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            sender.cancel()
+            hub.leave(q)
+
+    return app
+
+
+def create_play_app(session: Any, save_dir: Path | None = None, record_dir: Path | None = None,
+                    gamma: float = 0.99) -> FastAPI:
+    """The play page for ``session`` (a :class:`~melee_agent.play.session.PlaySession`); finished games are saved
+    to ``save_dir`` (replays) and ``record_dir`` (experience rows) where given."""
+    from melee_agent.play import keep  # noqa: PLC0415
+
+    saved: list[str] = []
+
+    def tick() -> Any:
+        frame = session.step()
+        if frame is not None and frame["over"]:
+            saved.extend(keep.finished_game(session, save_dir, record_dir, gamma))
+            frame = {**frame, "saved": list(saved)}
+        return frame if frame is None else {"type": "frame", **frame}
+
+    def on_message(msg: Any) -> None:
+        session.set_input(parse(msg))
+
+    def settings() -> dict[str, Any]:
+        o = session.o
+        return {"human": o.human, "opponent": o.label, "delay_frames": o.delay_frames, "seconds": o.seconds}
+
+    app = _base_app("melee-agent play", "play.html", settings, tick,
+                    lambda: {**session.info(), "saved": list(saved)}, on_message)
+    app.state.session = session
+
+    @app.post("/v1/rematch")
+    def rematch() -> dict[str, Any]:
+        session.rematch()
+        return {"games": session.games}
+
+    @app.post("/v1/save")
+    def save() -> dict[str, Any]:
+        if save_dir is None:
+            raise HTTPException(409, "no --save folder was given: nothing is saved")
+        path = keep.save_replay(session, save_dir)
+        saved.append(str(path))
+        return {"saved": str(path)}
+
+    return app
+
+
+def create_spectate_app(spectator: Any) -> FastAPI:
+    """The spectate page for ``spectator`` (a :class:`~melee_agent.play.spectate.Spectator`)."""
+    app = _base_app("melee-agent spectate", "spectate.html",
+                    lambda: {"run_dir": str(spectator.run_dir), "cpu_level": spectator.cpu_level},
+                    spectator.tick, spectator.info, None)
+    app.state.spectator = spectator
+    return app
+
+
+__all__ = ["create_play_app", "create_spectate_app", "STATIC"]
