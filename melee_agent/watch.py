@@ -240,10 +240,11 @@ class Painter:
     """Draws :class:`FrameView` s: the main view (:data:`VIEW`) at ``scale`` pixels per game unit,
     an inset map of the whole field with its blast zones, and a HUD below.
 
-    ``agent_label`` (the policy) and ``game`` are printed on every frame.
+    ``agent_label`` (the policy) and ``game`` are printed on every frame; ``opponent_label`` names who played
+    Marth (default: the CPU at the frame's level).
     """
 
-    def __init__(self, scale: float, agent_label: str, game: str):
+    def __init__(self, scale: float, agent_label: str, game: str, opponent_label: str | None = None):
         if scale <= 0:
             raise ValueError(f"--scale must be positive, got {scale}")
         left, right, bottom, top = VIEW
@@ -258,7 +259,7 @@ class Painter:
         self.map = Viewport(self.main_w - map_w - 10 * self.k, 10 * self.k, d.BLAST_LEFT, d.BLAST_TOP, ms)
         self._map_box = (self.map.px(d.BLAST_LEFT), self.map.py(d.BLAST_TOP), self.map.px(d.BLAST_RIGHT),
                          self.map.py(d.BLAST_BOTTOM) + 16 * self.k)  # with its label
-        self.agent_label, self.game = agent_label, game
+        self.agent_label, self.game, self.opponent_label = agent_label, game, opponent_label
         self._stage = self._background()
 
     def _w(self, v: float) -> int:
@@ -356,7 +357,7 @@ class Painter:
 
     def _hud(self, g: ImageDraw.ImageDraw, view: FrameView) -> None:
         w = self.size[0]
-        labels = (f"Fox · {self.agent_label}", f"Marth · CPU level {view.cpu_level}")
+        labels = (f"Fox · {self.agent_label}", f"Marth · {self.opponent_label or f'CPU level {view.cpu_level}'}")
         for i, (f, label, (fill, _)) in enumerate(zip(view.fighters, labels, FIGHTER_COLORS)):
             x = w * (0.05 + 0.5 * i)
             top = self.main_h + 10 * self.k

@@ -74,7 +74,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201
     action_set, policy_delay, label = _policy_settings(args.policy)
     o = PlayOptions(policy=args.policy, human=args.human, cpu_level=args.cpu_level, cpu=args.cpu,
                     delay_frames=args.delay_frames, seconds=args.seconds, seed=args.seed, action_set=action_set,
-                    policy_delay=policy_delay, label=label if args.policy else f"CPU level {args.cpu_level}")
+                    policy_delay=policy_delay, label=label if args.policy else "")
     check_options(o)
     policy = None
     if args.policy is not None:

@@ -81,6 +81,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one config value (repeatable), e.g. env.action_set=basic for a model trained so")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--replay", default=None, metavar="FILE",
+                   help="draw a game `melee-agent play --save` kept (FILE.frames.json.gz: its arena frames) instead "
+                        "of playing one (--policy, --cpu-level, --game and --seconds are then not used)")
     p.set_defaults(func=run)
 
 
@@ -190,7 +193,30 @@ def watch(o: WatchOptions) -> WatchResult:
     return WatchResult(Path(o.out), rec.played, rec.drawn, ended, painter.size, Path(o.out).stat().st_size)
 
 
+def watch_replay(path: Path, out: Path, fps: int, scale: float) -> WatchResult:
+    """Draw a saved game's frames (:mod:`melee_agent.play.replay_file`) to ``out``, every ``60 / fps``-th one
+    and the last, held, as :func:`watch` draws a game it plays."""
+    from melee_agent.play.replay_file import load_frames  # noqa: PLC0415
+
+    check_options(WatchOptions(policy="noop", cpu_level=9, game="fight", out=out, fps=fps, scale=scale))
+    game = load_frames(path)
+    painter = Painter(scale, game.labels[0], game.game, opponent_label=game.labels[1])
+    drawn, n = 0, len(game.views)
+    with open_video(out, painter.size, fps, palette=palette_image()) as video:
+        for i, view in enumerate(game.views):
+            if i == drawn * GAME_FPS // fps or i == n - 1:
+                video.add(painter.draw(view))
+                drawn += 1
+        video.hold_last(END_HOLD_MS)
+    return WatchResult(out, n - 1, drawn, True, painter.size, out.stat().st_size)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.replay is not None:
+        r = watch_replay(Path(args.replay), Path(args.out), args.fps, args.scale)
+        print(f"wrote {r.out}: {r.frames} frames at {args.fps} fps, {r.size[0]} x {r.size[1]}, "
+              f"{r.bytes / 1e6:.2f} MB; {clock(r.game_frames)} of game (the saved game {args.replay})")
+        return 0
     cfg, _ = config_for_policy(args.config, args.set, args.policy)
     recorded = (model_settings(args.policy) or {}).get("env.game")
     if args.game and recorded and args.game != recorded:

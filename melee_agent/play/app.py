@@ -128,7 +128,7 @@ def create_play_app(session: Any, save_dir: Path | None = None, record_dir: Path
 
     def settings() -> dict[str, Any]:
         o = session.o
-        return {"human": o.human, "opponent": o.label, "delay_frames": o.delay_frames, "seconds": o.seconds}
+        return {"human": o.human, "opponent": o.opponent, "delay_frames": o.delay_frames, "seconds": o.seconds}
 
     app = _base_app("melee-agent play", "play.html", settings, tick,
                     lambda: {**session.info(), "saved": list(saved)}, on_message)

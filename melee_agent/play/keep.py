@@ -18,7 +18,7 @@ def _stem(session: Any) -> str:
 def labels(session: Any) -> tuple[str, str]:
     """Fox's and Marth's labels: who played each."""
     me = "you"
-    them = session.o.label
+    them = session.o.opponent
     return (me, them) if session.human_port == 0 else (them, me)
 
 

@@ -53,7 +53,11 @@ class PlayOptions:
     seed: int = 0
     action_set: str = "fight"  # the policy's action set (the arena's observation counts its actions)
     policy_delay: int = 0  # the input delay the policy trained under
-    label: str = "CPU"  # how the opponent is named on the page
+    label: str = ""  # how the opponent is named on the page ("": the policy, or "CPU level L")
+
+    @property
+    def opponent(self) -> str:
+        return self.label or (self.policy if self.policy is not None else f"CPU level {self.cpu_level}")
 
 
 def check_options(o: PlayOptions) -> None:
@@ -168,7 +172,7 @@ class PlaySession:
 
     def info(self) -> dict[str, Any]:
         return {"frame": len(self.frames) - 1, "over": self.over, "result": self.result, "games": self.games,
-                "read_seq": self.read_seq, "human": self.o.human, "opponent": self.o.label,
+                "read_seq": self.read_seq, "human": self.o.human, "opponent": self.o.opponent,
                 "delay_frames": self.o.delay_frames, "players": self.players()}
 
 
