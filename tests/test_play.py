@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 
 import pytest
-import torch
 from melee.enums import Action
 
 from melee_agent.actions import COL, get_action_set

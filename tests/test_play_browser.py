@@ -116,8 +116,8 @@ def test_the_spectate_page_shows_a_new_model_within_5_s_of_its_publication(tmp_p
                     if v and v != last:
                         published = time.time()
                         last = v
-                        shown = wait_for(lambda: [s for s in driver.execute_script("return window.spectateStats.seen")
-                                                  if s["version"] >= v], timeout=5)
+                        shown = wait_for(lambda v=v: [s for s in driver.execute_script(
+                            "return window.spectateStats.seen") if s["version"] >= v], timeout=5)
                         assert shown[0]["at"] / 1000 - published <= 5.0
                         checked += 1
                     time.sleep(0.2)
