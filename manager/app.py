@@ -22,6 +22,7 @@ from melee_agent.config import Config
 from melee_agent.rows import ROW_WIDTH
 from melee_agent.state import STATE_LAYOUT
 from melee_agent.wire import WireError, decode_experience
+from melee_agent.manager.home import add_home
 from melee_agent.manager.ingest import NotStored, QueueFull
 from melee_agent.manager.trainer import Trainer
 
@@ -71,6 +72,12 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
 
     def trainer() -> Trainer:
         return state["trainer"]
+
+    def version() -> int | None:
+        t = state.get("trainer")
+        return None if t is None else t.model.version
+
+    add_home(app, run_dir, version, token)
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:

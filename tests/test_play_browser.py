@@ -94,10 +94,17 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
 
 @pytest.mark.slow
 def test_the_spectate_page_shows_a_new_model_within_5_s_of_its_publication(tmp_path, manager):
+    from selenium.webdriver.common.by import By
+
     driver = browser_or_skip()
     run_dir = tmp_path / "run"
     try:
         with manager(run_dir) as m:
+            # The manager's own page links to the spectate page and says how to start it.
+            driver.get(m.url + "/")
+            link = driver.find_element(By.ID, "spectate")
+            assert link.get_attribute("href").endswith(":8766/")
+            assert f"play --spectate {run_dir}" in driver.find_element(By.TAG_NAME, "body").text
             app = build_app(_args(spectate=str(run_dir), cpu_level=5))
             with serve(app) as url:
                 driver.get(url + "/")

@@ -65,7 +65,7 @@ function onKey(e, down) {
   const t = performance.now();
   down ? keys.add(e.code) : keys.delete(e.code);
   const s = send(false);
-  if (s !== null && down) pending.push({ seq: s, t, key: e.code });
+  if (s !== null && down) pending.push({ seq: s, t, key: e.code, frameAtPress: stats.lastFrame });
 }
 addEventListener("keydown", (e) => onKey(e, true));
 addEventListener("keyup", (e) => onKey(e, false));
@@ -80,7 +80,9 @@ function onMessage(m) {
   if (stats.firstAt === null) stats.firstAt = now;
   while (pending.length && m.seq >= pending[0].seq) {  // the game read this press on the frame just drawn
     const p = pending.shift(), done = performance.now();
-    stats.latencies.push({ seq: p.seq, key: p.key, ms: done - p.t, frame: m.frame });
+    // ms: from the key's event to this frame drawn; frames: game frames from the newest one drawn at the
+    // press to the one that shows it (the delay, plus the frame that reads it, plus any in flight).
+    stats.latencies.push({ seq: p.seq, key: p.key, ms: done - p.t, frame: m.frame, frames: m.frame - p.frameAtPress });
   }
   stats.over = m.over; stats.result = m.result;
   if (m.over) showResult(m);
