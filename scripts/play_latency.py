@@ -31,8 +31,8 @@ from tests.browser_kit import browser_or_skip, serve  # noqa: E402
 
 
 def measure(delay: int, presses: int, seed: int) -> dict:
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.common.action_chains import ActionChains  # noqa: PLC0415 (a test extra)
+    from selenium.webdriver.common.keys import Keys  # noqa: PLC0415
 
     args = argparse.Namespace(policy=None, human="fox", cpu_level=1, cpu="designed", delay_frames=delay,
                               seconds=480.0, seed=0, save=None, record=None, spectate=None)

@@ -75,7 +75,8 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
             free = {Action.STANDING.value, Action.WALK_SLOW.value, Action.TURNING.value}
             assert actions - free - JUMPS, actions
             lat = driver.execute_script("return window.playStats.latencies")
-            assert lat and all(entry["ms"] > 0 for entry in lat)
+            # Each press shows on a frame after the newest one drawn when it was pressed, never before.
+            assert lat and all(entry["ms"] > 0 and entry["frames"] >= 1 for entry in lat), lat
             # The game's end (the 12 s clock): the result screen, then a rematch.
             wait_for(lambda: driver.find_element(By.ID, "result").is_displayed(), timeout=30)
             assert driver.find_element(By.ID, "winner").text in ("You win", "You lose", "Draw")
