@@ -28,6 +28,16 @@ def _state(url: str) -> dict:
     return httpx.get(f"{url}/v1/state", timeout=10).json()
 
 
+def _hold_frames(driver, url: str, key: str, frames: int) -> None:
+    """Hold ``key`` while the game plays ``frames`` frames (whatever the frame rate this machine keeps)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    start = _state(url)["frame"]
+    ActionChains(driver).key_down(key).perform()
+    wait_for(lambda: _state(url)["frame"] >= start + frames, timeout=30)
+    ActionChains(driver).key_up(key).perform()
+
+
 def _hold(driver, key: str, seconds: float) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
 
@@ -42,7 +52,8 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
     from selenium.webdriver.common.keys import Keys
 
     driver = browser_or_skip()
-    app = build_app(_args(seconds=12.0, save=str(tmp_path / "games")))
+    # Marth is a policy that stands still (noop), so that nothing but the keys moves Fox (a CPU grabs and throws).
+    app = build_app(_args(policy="noop", seconds=12.0, save=str(tmp_path / "games")))
     try:
         with serve(app) as url:
             driver.get(url + "/")
@@ -54,14 +65,24 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
             rate = (f1 - f0) / ((t1 - t0) / 1000)
             cost = _state(url)["frame_ms"]
 
+            # A bad controller frame is answered with an error naming the field, and not played.
+            error = driver.execute_async_script("""
+                const done = arguments[0], ws = new WebSocket(`ws://${location.host}/ws`);
+                ws.onopen = () => ws.send(JSON.stringify({main_x: 7, seq: 0}));
+                ws.onmessage = (e) => { const m = JSON.parse(e.data); if (m.type === "error") { ws.close(); done(m.error); } };
+                setTimeout(() => done(null), 5000);""")
+            assert error is not None and "main_x must be a number in [0, 1]" in error
             body = driver.find_element(By.TAG_NAME, "body")
             body.click()
             x0 = _state(url)["players"]["fox"]["position_x"]
-            _hold(driver, Keys.ARROW_RIGHT, 0.6)
+            # Toward the stage's centre first (not off its edge), then back; held for game frames, not seconds.
+            there, back = (Keys.ARROW_RIGHT, Keys.ARROW_LEFT) if x0 < 0 else (Keys.ARROW_LEFT, Keys.ARROW_RIGHT)
+            sign = 1 if x0 < 0 else -1
+            _hold_frames(driver, url, there, 20)
             x1 = _state(url)["players"]["fox"]["position_x"]
-            assert x1 > x0 + 5, (x0, x1)
-            _hold(driver, Keys.ARROW_LEFT, 0.6)
-            assert _state(url)["players"]["fox"]["position_x"] < x1 - 5
+            assert (x1 - x0) * sign > 5, (x0, x1)
+            _hold_frames(driver, url, back, 45)  # a turn out of a dash or run, then a dash back
+            assert (_state(url)["players"]["fox"]["position_x"] - x1) * sign < -5
             # Jump: Fox leaves the ground (read back from the arena within a few frames of the press).
             time.sleep(0.3)
             _hold(driver, Keys.SPACE, 0.05)

@@ -6,6 +6,7 @@
 const S = window.SETTINGS;
 const stats = window.spectateStats = { modelVersion: null, frames: 0, seen: [] };
 let draw = null;
+const labels = ["model", `CPU level ${S.cpu_level}`];  // the painter reads them at each frame
 document.getElementById("run").textContent = `run ${S.run_dir} · CPU level ${S.cpu_level}`;
 
 function plotCurve(curve) {
@@ -35,7 +36,8 @@ function onMessage(m) {
     document.getElementById("model").textContent = `model v${m.model_version} (${m.action_set})`;
   }
   if (m.type !== "frame") return;
-  if (!draw) draw = makePainter(document.getElementById("game"), S.geometry, [`model v${m.model_version}`, `CPU level ${S.cpu_level}`]);
+  labels[0] = `model v${m.model_version}`;
+  if (!draw) draw = makePainter(document.getElementById("game"), S.geometry, labels);
   draw(m, `arena · ${m.game} · model v${m.model_version} · game ${m.games + 1}`);
   stats.frames += 1;
 }
