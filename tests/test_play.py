@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
+import torch
 from melee.enums import Action
 
 from melee_agent.actions import COL, get_action_set
@@ -26,6 +27,7 @@ def _play(s: PlaySession, pad: dict, frames: int) -> list[dict]:
     return [s.step() for _ in range(frames)]
 
 
+@pytest.mark.slow
 def test_right_moves_fox_the_jump_button_lifts_him_and_a_attacks_against_the_cpu():
     s = PlaySession(PlayOptions(cpu_level=1, seed=3))
     fox = lambda: s.players()["fox"]  # noqa: E731
@@ -33,10 +35,13 @@ def test_right_moves_fox_the_jump_button_lifts_him_and_a_attacks_against_the_cpu
     toward = 1.0 if x0 < 0 else 0.0  # toward the stage's centre: not off its edge
     _play(s, {"main_x": toward}, 20)
     assert (fox()["position_x"] - x0) * (toward - 0.5) > 10
-    _play(s, {}, 30)
+    _play(s, {}, 20)
     _play(s, {"y": True}, 8)
     assert fox()["on_ground"] == 0.0 and fox()["position_y"] > 0
-    _play(s, {}, 80)
+    for _ in range(90):  # lands again (a full hop and a fall: about 50 frames)
+        _play(s, {}, 1)
+        if fox()["on_ground"] == 1.0:
+            break
     assert fox()["on_ground"] == 1.0
     _play(s, {"a": True}, 2)
     assert int(fox()["action"]) not in (Action.STANDING.value, Action.FALLING.value)
@@ -98,3 +103,20 @@ def test_a_finished_game_is_saved_for_watch_and_recorded_as_rows(tmp_path):
 
     with Image.open(out) as im:
         assert im.n_frames == 11  # frames 0, 6, ..., 60 at 10 of the game's 60 a second
+
+
+@pytest.mark.parametrize("human", ["fox", "marth"])
+def test_a_fight_model_file_plays_the_other_port(tmp_path, human):
+    from melee_agent.model import DuelingDQN, model_to_bytes
+
+    aset = get_action_set("fight")
+    torch.manual_seed(0)
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(model_to_bytes(DuelingDQN(num_actions=aset.num_actions, shared=8, stream=8), version=3,
+                                    train_step=30, action_set="fight", delay_frames=2))
+    args = argparse.Namespace(policy=str(path), human=human, cpu_level=9, cpu="designed", delay_frames=0,
+                              seconds=5.0, seed=0, save=None, record=None, spectate=None)
+    s = build_app(args).state.session
+    assert s.o.policy_delay == 2 and s.opponent.port == (1 if human == "fox" else 0)
+    frames = [s.step() for _ in range(20)]
+    assert frames[-1]["frame"] == 20 and s.opponent.previous in range(aset.num_actions)
