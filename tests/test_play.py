@@ -14,7 +14,7 @@ from melee_agent.actions import COL, get_action_set
 from melee_agent.cli.main import main
 from melee_agent.cli.play import build_app
 from melee_agent.play.human import parse
-from melee_agent.play.keep import finished_game
+from melee_agent.play.keep import finished_game, snapshot
 from melee_agent.play.replay_file import load_frames
 from melee_agent.play.session import PlayOptions, PlaySession
 from melee_agent.policies import make_policy
@@ -85,7 +85,7 @@ def test_a_finished_game_is_saved_for_watch_and_recorded_as_rows(tmp_path):
     frames = _play(s, {"main_x": 1.0}, 40) + _play(s, {"a": True}, 20)
     assert frames[-1]["over"] and s.step() is None
     assert s.result["winner"] in ("you", "opponent", "draw") and s.result["frames"] == 60
-    paths = finished_game(s, tmp_path / "games", tmp_path / "rows", 0.99)
+    paths = finished_game(snapshot(s), tmp_path / "games", tmp_path / "rows", 0.99)
     game = load_frames(paths[0])
     assert len(game.views) == 61 and game.labels == ("you", "CPU level 9")
     assert game.views[-1].frame == 60

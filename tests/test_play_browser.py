@@ -101,7 +101,9 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
             # The game's end (the 12 s clock): the result screen, then a rematch.
             wait_for(lambda: driver.find_element(By.ID, "result").is_displayed(), timeout=30)
             assert driver.find_element(By.ID, "winner").text in ("You win", "You lose", "Draw")
-            assert _state(url)["over"] and list((tmp_path / "games").glob("*.frames.json.gz"))
+            assert _state(url)["over"]
+            wait_for(lambda: "saved: " in driver.find_element(By.ID, "saved").text, timeout=10)
+            assert list((tmp_path / "games").glob("*.frames.json.gz"))
             driver.find_element(By.ID, "rematch").click()
             wait_for(lambda: not _state(url)["over"] and _state(url)["games"] == 1, timeout=5)
             assert not driver.find_element(By.ID, "result").is_displayed()

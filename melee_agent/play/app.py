@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -118,9 +119,11 @@ def create_play_app(session: Any, save_dir: Path | None = None, record_dir: Path
 
     def tick() -> Any:
         frame = session.step()
-        if frame is not None and frame["over"]:
-            saved.extend(keep.finished_game(session, save_dir, record_dir, gamma))
-            frame = {**frame, "saved": list(saved)}
+        if frame is not None and frame["over"] and (save_dir or record_dir):
+            # Written beside the clock (a whole game's rows take seconds to label): the page asks /v1/state.
+            kept = keep.snapshot(session)
+            threading.Thread(target=lambda: saved.extend(keep.finished_game(kept, save_dir, record_dir, gamma)),
+                             name="play-keep", daemon=True).start()
         return frame if frame is None else {"type": "frame", **frame}
 
     def on_message(msg: Any) -> None:
@@ -143,7 +146,7 @@ def create_play_app(session: Any, save_dir: Path | None = None, record_dir: Path
     def save() -> dict[str, Any]:
         if save_dir is None:
             raise HTTPException(409, "no --save folder was given: nothing is saved")
-        path = keep.save_replay(session, save_dir)
+        path = keep.save_replay(keep.snapshot(session), save_dir)
         saved.append(str(path))
         return {"saved": str(path)}
 

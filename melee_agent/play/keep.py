@@ -1,50 +1,70 @@
 """What is kept of a finished game: its frames as a replay (``--save DIR``) and the person's rows
-(``--record DIR``), each a file named by the time and the game's number."""
+(``--record DIR``), each a file named by the time and the game's number.
+
+A finished game is taken as a :class:`Kept` snapshot first (the session's lists of that game: a rematch makes
+new ones), so its files can be written on a thread of their own while the next game starts.
+"""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from melee_agent.play.record import game_rows, write_rows
 from melee_agent.play.replay_file import SUFFIX, save_frames
 
 
-def _stem(session: Any) -> str:
-    return f"play-{time.strftime('%Y%m%d-%H%M%S')}-g{session.games:03d}"
+class Kept(NamedTuple):
+    """One game as it is kept: its frames, the person's trace, who played which port, its number and result."""
+
+    frames: list[dict[str, Any]]
+    trace: dict[str, list[Any]]
+    labels: tuple[str, str]
+    game: int
+    result: dict[str, Any] | None
+    action_set: str
+    rows: bool  # the trace holds the person's view (the session kept rows)
 
 
 def labels(session: Any) -> tuple[str, str]:
     """Fox's and Marth's labels: who played each."""
-    me = "you"
     them = session.o.opponent
-    return (me, them) if session.human_port == 0 else (them, me)
+    return ("you", them) if session.human_port == 0 else (them, "you")
 
 
-def save_replay(session: Any, save_dir: Path) -> Path:
-    save_dir.mkdir(parents=True, exist_ok=True)
-    path = save_dir / f"{_stem(session)}{SUFFIX}"
+def snapshot(session: Any) -> Kept:
     with session.lock:
-        frames = list(session.frames)
-    save_frames(path, frames, labels(session))
+        number = session.games if session.over else session.games + 1  # a game in progress is the next one
+        return Kept(list(session.frames), session.trace, labels(session), number, session.result,
+                    session.o.action_set, session.keep_rows)
+
+
+def _stem(game: int) -> str:
+    return f"play-{time.strftime('%Y%m%d-%H%M%S')}-g{game:03d}"
+
+
+def save_replay(kept: Kept, save_dir: Path) -> Path:
+    save_dir.mkdir(parents=True, exist_ok=True)
+    path = save_dir / f"{_stem(kept.game)}{SUFFIX}"
+    save_frames(path, kept.frames, kept.labels)
     return path
 
 
-def finished_game(session: Any, save_dir: Path | None, record_dir: Path | None, gamma: float) -> list[str]:
-    """Save what is asked of the game that just ended; the paths written."""
+def finished_game(kept: Kept, save_dir: Path | None, record_dir: Path | None, gamma: float) -> list[str]:
+    """Save what is asked of a game that ended; the paths written."""
     out = []
     if save_dir is not None:
-        out.append(str(save_replay(session, save_dir)))
-    if record_dir is not None and session.keep_rows:
+        out.append(str(save_replay(kept, save_dir)))
+    if record_dir is not None and kept.rows:
         record_dir.mkdir(parents=True, exist_ok=True)
-        tr = session.trace
-        rows = game_rows(tr["obs"], tr["pad"], tr["reward"], tr["done"], session.o.action_set, gamma)
-        path = record_dir / f"{_stem(session)}.rows.safetensors"
-        won = None if session.result is None else session.result["winner"] == "you"
-        write_rows(path, rows, session.o.action_set, session.games, won, len(tr["pad"]))
+        tr = kept.trace
+        rows = game_rows(tr["obs"], tr["pad"], tr["reward"], tr["done"], kept.action_set, gamma)
+        path = record_dir / f"{_stem(kept.game)}.rows.safetensors"
+        won = None if kept.result is None else kept.result["winner"] == "you"
+        write_rows(path, rows, kept.action_set, kept.game, won, len(tr["pad"]))
         out.append(str(path))
     return out
 
 
-__all__ = ["save_replay", "finished_game", "labels"]
+__all__ = ["Kept", "snapshot", "save_replay", "finished_game", "labels"]

@@ -49,14 +49,20 @@ def game_rows(obs: list[torch.Tensor], pads: list[dict[str, Any]], reward: list[
     macro = _matrix(from_table(table.reshape(C, A * T))).view(A, T, -1)  # [A, T, 13]
     human = torch.tensor([[float(p[k]) for k in Pads._fields] for p in pads]) if pads else torch.zeros(0, 13)
     n = len(pads)
+    length = torch.tensor(lengths)
+    frame_in = torch.arange(T).view(1, T) < length.view(A, 1)  # [A, T]: the macro's own frames
+    # The person's frames past the game's end repeat its last one (a macro cut by the end is compared on what was played).
+    padded = torch.cat((human, human[-1:].expand(T, -1))) if n else human
     rows, t, prev = [], 0, 0
     while t < n:
-        best, best_len, best_a = float("inf"), 0, aset.noop_index
-        for a in range(A):
-            k = min(lengths[a], n - t)
-            cost = float((macro[a, :k] - human[t:t + k]).abs().sum()) / k
-            if cost < best - 1e-9 or (abs(cost - best) <= 1e-9 and k > best_len):
-                best, best_len, best_a = cost, k, a
+        played = torch.arange(T).view(1, T) < (n - t)  # [1, T]
+        use = frame_in & played
+        dist = (macro - padded[t:t + T].unsqueeze(0)).abs().sum(-1)  # [A, T]
+        k = use.sum(1)
+        cost = (dist * use).sum(1) / k
+        # The nearest macro; among equally near ones, the longest (scored by a tiny bonus per frame it spans).
+        best_a = int(torch.argmin(cost - 1e-6 * k))
+        best_len = int(k[best_a])
         end = t + best_len
         ended = any(done[t:end])
         if ended:

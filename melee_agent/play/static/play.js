@@ -94,8 +94,16 @@ function showResult(m) {
   document.getElementById("winner").textContent = { you: "You win", opponent: "You lose", draw: "Draw" }[r.winner];
   document.getElementById("score").textContent =
     `Fox ${r.stocks[0]} stocks ${r.percent[0]}% · Marth ${r.stocks[1]} stocks ${r.percent[1]}% · ${clockText(r.frames)}`;
-  document.getElementById("saved").textContent = (m.saved || []).length ? `saved: ${m.saved.join(", ")}` : "";
+  document.getElementById("saved").textContent = "";
   box.style.display = "flex";
+  showSaved(10);
+}
+
+async function showSaved(tries) {  // the game's files are written beside the clock: ask until they are there
+  const s = await (await fetch("/v1/state")).json();
+  const mine = s.saved.filter((p) => p.includes(`-g${String(s.games).padStart(3, "0")}`));
+  if (mine.length) document.getElementById("saved").textContent = `saved: ${mine.join(", ")}`;
+  else if (tries > 0 && stats.over) setTimeout(() => showSaved(tries - 1), 500);
 }
 
 async function rematch() {
