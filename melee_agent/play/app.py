@@ -9,7 +9,7 @@
 | POST /v1/rematch | a new game (play) |
 | POST /v1/save | the game so far saved as a replay of its frames (play, with ``--save``) |
 
-The clock starts with the first page that connects and plays on while the server runs.
+The clock starts with the first page that connects; the game waits while no page is open.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def _page(name: str, settings: dict[str, Any]) -> HTMLResponse:
 def _base_app(title: str, page: str, settings: Callable[[], dict[str, Any]], tick: Callable[[], Any],
               state: Callable[[], dict[str, Any]], on_message: Callable[[Any], None] | None) -> FastAPI:
     hub = Hub()
-    clock = FrameClock(tick, hub.emit)
+    # The game waits while no page is open (a closed tab does not play on, nor cost the machine anything).
+    clock = FrameClock(lambda: tick() if hub.connected else None, hub.emit)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):  # noqa: ANN202
