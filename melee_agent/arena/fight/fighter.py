@@ -32,6 +32,7 @@ from melee_agent.arena.fight.state import FightState, Pad
 
 STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
 DEAD_FALL = float(Action.DEAD_FALL.value)  # special fall (helpless)
+LANDING = float(Action.LANDING.value)
 SHIELD = float(Action.SHIELD.value)
 DASHING, RUNNING, WALKING = float(Action.DASHING.value), float(Action.RUNNING.value), float(Action.WALK_MIDDLE.value)
 LCANCEL_WINDOW = 7  # SmashWiki L-cancel (Melee): press L, R or Z within 7 frames before landing
@@ -130,7 +131,12 @@ def _end_moves(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: T
     ps = ps._replace(facing=torch.where(to_travel & (cosa.abs() > 0.01), torch.sign(cosa), ps.facing))
     ps = start(ps, cont, nxt.long().clamp(min=0), T)
     free_act = torch.where(ground, STANDING, torch.where(helpless, DEAD_FALL, FALLING))
-    ps = set_free(ps, ended & ~cont & ~squat, free_act)
+    # A normal landing's lag over, its animation goes on (ftCo_Landing_IASA lets it be interrupted from here; :mod:`.ground`
+    # plays the rest): free, still LANDING, its frames counting on.
+    landed = ended & ground & (r == slot_row(T, Slot.LANDING)) & (ps.action == LANDING)
+    af = ps.action_frame
+    ps = set_free(ps, ended & ~cont & ~squat, torch.where(landed, LANDING, free_act))
+    ps = ps._replace(action_frame=torch.where(landed, af, ps.action_frame))
     # Jump squat over (ftCo_KneeBend_Anim -> ftCo_Jump_Enter, ftCo_800CB110): leave the ground, a full hop if the
     # jump was still held on the squat's last frame, else a short hop (jump_v / short_hop_v); sideways the ground
     # speed x ground_to_air_jump_momentum_multiplier plus that frame's stick x jump_h_initial, at most jump_h_max.
@@ -256,8 +262,12 @@ def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTa
     ps = start(ps, aer, (base + slot).long(), T)
     A = T.attrs
     dj = fa & ~aer & e.jump & (ps.jumps_left > 0)
-    # Double jump: jump_v x air_jump_multiplier up (gamedata); sideways from the stick (jump_h_initial).
-    ps = set_free(ps, dj, float(Action.JUMPING_ARIAL_FORWARD.value))
+    # Double jump: jump_v x air_jump_multiplier up (gamedata); sideways from the stick (jump_h_initial). Backward
+    # (JUMPING_ARIAL_BACKWARD) with the stick more than x78 against the facing (ftCo_JumpAerial_Enter_Basic: the same
+    # ftCommonData x78 as the takeoff's, TAKEOFF_BACK).
+    back = pad.sx * ps.facing <= -TAKEOFF_BACK
+    ps = set_free(ps, dj, torch.where(back, float(Action.JUMPING_ARIAL_BACKWARD.value),
+                                      float(Action.JUMPING_ARIAL_FORWARD.value)))
     ps = ps._replace(speed_y=torch.where(dj, A.jump_v * A.air_jump_multiplier, ps.speed_y),
                      speed_x=torch.where(dj, pad.sx * A.jump_h_initial, ps.speed_x),
                      jumps_left=torch.where(dj, ps.jumps_left - 1, ps.jumps_left),
