@@ -191,3 +191,19 @@ def test_crouch_landing_and_back_double_jump_stretches_follow_the_replays() -> N
         assert shown, (name, start)
         (r,) = motion.play(got, motion.COLUMN[Character[ch.upper()]])
         assert r.action_agree >= r.length - 1, r  # one frame's slack: the first frame's action count
+
+
+def test_tap_jump_full_and_short_hop() -> None:
+    # ftCo_Jump_GetInput: the stick up past 0.6625 (x070) within 4 frames (x074) of crossing the smash deadzone jumps;
+    # ftCo_KneeBend_Check_ShortHop: the stick below 0.3 (x07C) on a squat frame makes it a short hop; the takeoff takes
+    # the flick (x671 to 254), so a stick held up does not double jump. Fox: squat 3 frames, jump_v 3.68, hop 2.1.
+    t = play(fox(), [stick(sy=1.0)] * 6)
+    assert [Action(int(f["action"])) for f in t[:3]] == [Action.KNEE_BEND] * 3
+    assert Action(int(t[3]["action"])) == Action.JUMPING_FORWARD
+    assert t[3]["position_y"] == pytest.approx(FOX.jump_v, abs=1e-4)
+    assert Action(int(t[5]["action"])) == Action.JUMPING_FORWARD  # held up: no double jump
+    t = play(fox(), [stick(sy=1.0), stick(sy=0.5 + 0.5 * 0.2), stick(sy=1.0), stick(sy=1.0)])
+    assert t[3]["position_y"] == pytest.approx(FOX.short_hop_v, abs=1e-4)
+    # A slow push up (the tilt timer past 4) does not jump.
+    t = play(fox(), [stick(sy=0.5 + 0.5 * 0.3)] * 5 + [stick(sy=1.0)])
+    assert Action(int(t[-1]["action"])) != Action.KNEE_BEND

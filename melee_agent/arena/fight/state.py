@@ -70,6 +70,9 @@ class FightState(NamedTuple):
     gr_impulse: Tensor
     """This frame's dash impulse: ground speed that reaches the position only from the next frame (the game's
     second ground acceleration channel, :mod:`.ground`); 0 on any other frame."""
+    hop: Tensor
+    """The jump squat's input and hop (doldecomp/melee ``ftCo_KneeBend.c``): 0 the jump button, 1 the main stick (tap
+    jump), 2 a short hop (the input let go on a squat frame: ``ftCo_KneeBend_Check_ShortHop``)."""
     cpu_plan: Tensor
     """[B] the CPU's current plan (see :mod:`.marth_cpu`)."""
     cpu_timer: Tensor
