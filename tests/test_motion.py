@@ -207,3 +207,14 @@ def test_tap_jump_full_and_short_hop() -> None:
     # A slow push up (the tilt timer past 4) does not jump.
     t = play(fox(), [stick(sy=0.5 + 0.5 * 0.3)] * 5 + [stick(sy=1.0)])
     assert Action(int(t[-1]["action"])) != Action.KNEE_BEND
+
+
+def test_air_dodge_takes_a_new_l_press_while_r_is_held() -> None:
+    # ftCo_80099A58 reads the newly pressed buttons & (L | R): L pressed with R held since before is a new press
+    # (slippi-js's replays: Fox wavedashes out of the squat so, n 4); R held alone is not.
+    def held_r() -> Arena:
+        before = Pads(*(v[:, 0] for v in stick(r_button=True)))  # port 0's frame before, R held
+        return fox(Action.FALLING, on_ground=False, position_y=40.0, controller_state=before)
+    assert Action(int(play(held_r(), [stick(1.0, r_button=True)])[0]["action"])) != Action.AIRDODGE
+    t = play(held_r(), [stick(1.0, r_button=True, l_button=True)])
+    assert Action(int(t[0]["action"])) == Action.AIRDODGE

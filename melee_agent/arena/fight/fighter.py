@@ -94,20 +94,26 @@ class Edges(NamedTuple):
 
 
 def lr_of(pad: Pad) -> Tensor:
-    """The air dodge's buttons: digital L or R (a pad that does not say: its shield)."""
-    return pad.shield if pad.lr is None else pad.lr
+    """The air dodge's buttons, digital L and R held as 1 (L) + 2 (R) (a pad that does not say: its shield, as L)."""
+    return pad.shield.float() if pad.lr is None else pad.lr
+
+
+def _new_lr(now: Tensor, held: Tensor) -> Tensor:
+    """A new press of L or of R (ftCo_80099A58: the newly pressed buttons ``& (HSD_PAD_R | HSD_PAD_L)``): L pressed
+    while R stays held is a new press (the replays: a wavedash's L with R held through the squat)."""
+    return ((now % 2 == 1) & (held % 2 == 0)) | ((now >= 2) & (held < 2))
 
 
 def edges(ps: PlayerState, fs: FightState, pad: Pad) -> Edges:
     return Edges(pad.a & (fs.a_held == 0), pad.b & (fs.b_held == 0), pad.z & (fs.z_held == 0),
-                 pad.jump & (ps.jump_held == 0), pad.shield & (fs.shield_held == 0), lr_of(pad) & (fs.lr_held == 0))
+                 pad.jump & (ps.jump_held == 0), pad.shield & (fs.shield_held == 0), _new_lr(lr_of(pad), fs.lr_held))
 
 
 def remember(ps: PlayerState, fs: FightState, pad: Pad) -> tuple[PlayerState, FightState]:
     """This frame's buttons and stick become "last frame's" for the next."""
     f = lambda b: b.float()  # noqa: E731
     return (ps._replace(jump_held=f(pad.jump)),
-            fs._replace(a_held=f(pad.a), b_held=f(pad.b), z_held=f(pad.z), shield_held=f(pad.shield), lr_held=f(lr_of(pad)),
+            fs._replace(a_held=f(pad.a), b_held=f(pad.b), z_held=f(pad.z), shield_held=f(pad.shield), lr_held=lr_of(pad),
                         stick_x_prev=pad.sx, stick_y_prev=pad.sy))
 
 

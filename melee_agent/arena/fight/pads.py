@@ -89,7 +89,8 @@ def read(p: Pads, a_was_held: Tensor) -> Pad:
     c_hit = c_out & ~a_was_held & ~p.a
     shield = p.l_button | p.r_button | (torch.maximum(p.l, p.r) > SHOULDER_DEADZONE)
     return Pad(a=p.a | c_out, b=p.b, jump=p.x | p.y, z=p.z, shield=shield,
-               sx=torch.where(c_hit, cx, sx), sy=torch.where(c_hit, cy, sy), lr=p.l_button | p.r_button)
+               sx=torch.where(c_hit, cx, sx), sy=torch.where(c_hit, cy, sy),
+               lr=p.l_button.float() + 2.0 * p.r_button.float())
 
 
 def from_table(ctrl: Tensor) -> Pads:

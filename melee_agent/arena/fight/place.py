@@ -81,7 +81,7 @@ def place(state: EnvState, T: FightTable, port: int, idx: Tensor, fields: dict[s
             tx, ty = tilt_timer(now.sx, before.sx, tx), tilt_timer(now.sy, before.sy, ty)
         new["jump_held"] = pad.jump.float()
         fnew.update(a_held=pad.a.float(), b_held=pad.b.float(), z_held=pad.z.float(), shield_held=pad.shield.float(),
-                    stick_x_prev=pad.sx, stick_y_prev=pad.sy, lr_held=pad.lr.float(),
+                    stick_x_prev=pad.sx, stick_y_prev=pad.sy, lr_held=pad.lr,
                     # A turn placed on the frame of a flick is a smash turn (the game keeps the flag).
                     turn_smash=((action == float(Action.TURNING.value)) & (pad.sx.abs() >= 0.8) & (tx < 2)).float(),
                     tilt_x=tx, tilt_y=ty,
