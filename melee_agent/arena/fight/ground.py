@@ -28,7 +28,7 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena.env_state import PlayerState
-from melee_agent.arena.fight.moves import FightTable
+from melee_agent.arena.fight.moves import FightTable, Slot
 from melee_agent.arena.fight.state import FightState, Pad
 
 WALK_STICK = 0.18  # ftCommonData x024 walk_stick_threshold
@@ -49,7 +49,6 @@ STANDING, TURNING, DASHING, RUNNING, RUN_BRAKE = (float(a.value) for a in (A.STA
                                                                               A.RUNNING, A.RUN_BRAKE))
 SQUAT, SQUAT_WAIT, SQUAT_RV, LANDING = (float(a.value) for a in (A.CROUCH_START, A.CROUCHING, A.CROUCH_END,
                                                                  A.LANDING))
-LANDING_SLOT = 32  # moves.Slot.LANDING (imported by value: moves imports nothing from here, but fighter does)
 WALKS = tuple(float(a.value) for a in (A.WALK_SLOW, A.WALK_MIDDLE, A.WALK_FAST))
 #: Actions whose ground speed this module sets (physics leaves their friction alone).
 DRIVEN = WALKS + (DASHING, RUNNING, RUN_BRAKE)
@@ -161,7 +160,7 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     # CROUCHING: ftCo_SquatWait_CheckInput while cur_anim_frame < landing_lag + rate), turn, walk; else its
     # animation plays out (measured length) and it stands (ftCo_Landing_Anim).
     landing = mask & (act == LANDING)
-    lag = T.length[T.base + LANDING_SLOT]
+    lag = T.length[T.base + int(Slot.LANDING)]
     land_first = landing & (af <= lag + 1)
     land_squat = land_first & ~flick & down
     # Standing or walking (or a turn, dash, brake, rise or landing just over): dash, crouch (ftCo_Wait_IASA: after the
