@@ -105,7 +105,8 @@ GROUND = {
     "throw_left": ("grab", ["THROW_BACK"], None),  # Fox holds Marth facing right
     "throw_right": ("grab", ["THROW_FORWARD"], None),
     "double_jump": ("air", ["JUMPING_ARIAL_FORWARD"], None),
-    "double_jump_left": ("air", ["JUMPING_ARIAL_FORWARD"], None),
+    # Fox faces right here: a double jump to the left is the game's backward one (ftCo_JumpAerial_Enter_Basic).
+    "double_jump_left": ("air", ["JUMPING_ARIAL_BACKWARD"], None),
     "double_jump_right": ("air", ["JUMPING_ARIAL_FORWARD"], None),
     "fast_fall": ("air", ["FALLING"], None),
     "ledge_drop": ("ledge", ["FALLING"], None),
@@ -133,7 +134,8 @@ def test_the_set_has_every_macro_named_by_the_design():
 def test_each_macro_makes_fox_do_its_move(name):
     start, expected, facing = GROUND[name]
     env = setup(start)
-    trace = drive(env, [name], extra=30 if name in ("short_hop", "spot_dodge") else 12)
+    # (a normal landing plays its animation out before standing: Fox 27 frames)
+    trace = drive(env, [name], extra=60 if name == "short_hop" else 30 if name == "spot_dodge" else 12)
     seq = actions_of(trace)
     assert seq[:len(expected)] == expected if start == "stand" else seq[0] == expected[0], (name, seq)
     if start == "stand":

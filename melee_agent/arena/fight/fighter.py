@@ -32,6 +32,7 @@ from melee_agent.arena.fight.state import FightState, Pad
 
 STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
 DEAD_FALL = float(Action.DEAD_FALL.value)  # special fall (helpless)
+LANDING = float(Action.LANDING.value)
 SHIELD = float(Action.SHIELD.value)
 DASHING, RUNNING, WALKING = float(Action.DASHING.value), float(Action.RUNNING.value), float(Action.WALK_MIDDLE.value)
 LCANCEL_WINDOW = 7  # SmashWiki L-cancel (Melee): press L, R or Z within 7 frames before landing
@@ -40,6 +41,9 @@ DASH_STICK, WALK_STICK, TILT_STICK, FRESH = 0.8, 0.2, 0.3, 0.3  # guesses (see t
 JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
 AIRDODGE_FORCE, AIRDODGE_DEADZONE = 3.1, 0.25  # ftCommonData x338, x32C/x330 (meleelight-decomp-edition meleeCommon.js)
 FASTFALL_STICK, FASTFALL_WINDOW = 0.6625, 4  # ftCommonData x088, x08C (meleelight-decomp-edition meleeCommon.js)
+TAP_JUMP, TAP_JUMP_WINDOW = 0.6625, 4  # ftCommonData x070, x074 (meleelight-decomp-edition meleeCommon.js)
+TAP_JUMP_RELEASE = 0.3  # ftCommonData x07C tap_jump_release_threshold (meleelight-decomp-edition meleeCommon.js)
+HOP_BUTTON, HOP_STICK, HOP_SHORT = 0.0, 1.0, 2.0  # FightState.hop
 TAKEOFF_BACK = 0.3  # guess (meleelight KNEEBEND: -0.3): the game's ftCommonData x78 is not in the sources here
 
 
@@ -90,20 +94,26 @@ class Edges(NamedTuple):
 
 
 def lr_of(pad: Pad) -> Tensor:
-    """The air dodge's buttons: digital L or R (a pad that does not say: its shield)."""
-    return pad.shield if pad.lr is None else pad.lr
+    """The air dodge's buttons, digital L and R held as 1 (L) + 2 (R) (a pad that does not say: its shield, as L)."""
+    return pad.shield.float() if pad.lr is None else pad.lr
+
+
+def _new_lr(now: Tensor, held: Tensor) -> Tensor:
+    """A new press of L or of R (ftCo_80099A58: the newly pressed buttons ``& (HSD_PAD_R | HSD_PAD_L)``): L pressed
+    while R stays held is a new press (the replays: a wavedash's L with R held through the squat)."""
+    return ((now % 2 == 1) & (held % 2 == 0)) | ((now >= 2) & (held < 2))
 
 
 def edges(ps: PlayerState, fs: FightState, pad: Pad) -> Edges:
     return Edges(pad.a & (fs.a_held == 0), pad.b & (fs.b_held == 0), pad.z & (fs.z_held == 0),
-                 pad.jump & (ps.jump_held == 0), pad.shield & (fs.shield_held == 0), lr_of(pad) & (fs.lr_held == 0))
+                 pad.jump & (ps.jump_held == 0), pad.shield & (fs.shield_held == 0), _new_lr(lr_of(pad), fs.lr_held))
 
 
 def remember(ps: PlayerState, fs: FightState, pad: Pad) -> tuple[PlayerState, FightState]:
     """This frame's buttons and stick become "last frame's" for the next."""
     f = lambda b: b.float()  # noqa: E731
     return (ps._replace(jump_held=f(pad.jump)),
-            fs._replace(a_held=f(pad.a), b_held=f(pad.b), z_held=f(pad.z), shield_held=f(pad.shield), lr_held=f(lr_of(pad)),
+            fs._replace(a_held=f(pad.a), b_held=f(pad.b), z_held=f(pad.z), shield_held=f(pad.shield), lr_held=lr_of(pad),
                         stick_x_prev=pad.sx, stick_y_prev=pad.sy))
 
 
@@ -130,13 +140,18 @@ def _end_moves(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: T
     ps = ps._replace(facing=torch.where(to_travel & (cosa.abs() > 0.01), torch.sign(cosa), ps.facing))
     ps = start(ps, cont, nxt.long().clamp(min=0), T)
     free_act = torch.where(ground, STANDING, torch.where(helpless, DEAD_FALL, FALLING))
-    ps = set_free(ps, ended & ~cont & ~squat, free_act)
-    # Jump squat over (ftCo_KneeBend_Anim -> ftCo_Jump_Enter, ftCo_800CB110): leave the ground, a full hop if the
-    # jump was still held on the squat's last frame, else a short hop (jump_v / short_hop_v); sideways the ground
+    # A normal landing's lag over, its animation goes on (ftCo_Landing_IASA lets it be interrupted from here; :mod:`.ground`
+    # plays the rest): free, still LANDING, its frames counting on.
+    landed = ended & ground & (r == slot_row(T, Slot.LANDING)) & (ps.action == LANDING)
+    af = ps.action_frame
+    ps = set_free(ps, ended & ~cont & ~squat, torch.where(landed, LANDING, free_act))
+    ps = ps._replace(action_frame=torch.where(landed, af, ps.action_frame))
+    # Jump squat over (ftCo_KneeBend_Anim -> ftCo_Jump_Enter, ftCo_800CB110): leave the ground, a short hop if the
+    # squat marked one (:func:`tap_jump`), else a full hop (short_hop_v / jump_v); sideways the ground
     # speed x ground_to_air_jump_momentum_multiplier plus that frame's stick x jump_h_initial, at most jump_h_max.
     # The game reads both on the last squat frame (the replays: the takeoff follows the stick a frame earlier).
     # Backward (JUMPING_BACKWARD) with that stick more than TAKEOFF_BACK against the facing.
-    vy = torch.where(ps.jump_held > 0, A.jump_v, A.short_hop_v)
+    vy = torch.where(fs.hop == HOP_SHORT, A.short_hop_v, A.jump_v)
     sx = fs.stick_x_prev
     vx = (ps.speed_x * A.ground_air_jump_mult + sx * A.jump_h_initial).clamp(-A.jump_h_max, A.jump_h_max)
     back = sx * ps.facing <= -TAKEOFF_BACK
@@ -144,6 +159,8 @@ def _end_moves(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: T
     ps = ps._replace(on_ground=torch.where(squat, 0.0, ps.on_ground), speed_y=torch.where(squat, vy, ps.speed_y),
                      speed_x=torch.where(squat, vx, ps.speed_x),
                      jumps_left=torch.where(squat, ps.jumps_left - 1, ps.jumps_left))
+    # The takeoff takes the stick's y flick (ftCo_800CB110: x671 to 254): a tap jump held up does not double jump.
+    fs = fs._replace(tilt_y=torch.where(squat, 254.0, fs.tilt_y))
     return ps, fs
 
 
@@ -224,8 +241,11 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
     ps = ps._replace(facing=torch.where(turn, torch.sign(pad.sx), ps.facing))
     ps = start(ps, att | grab, (base + slot).long(), T)
     rest = fg & ~att & ~grab
-    jump = rest & e.jump
+    # ftCo_Jump_GetInput: the stick up (tap jump) first, then a new X or Y press; the squat remembers which.
+    tap = tap_jump(pad, fs)
+    jump = rest & (e.jump | tap)
     ps = start(ps, jump, slot_row(T, Slot.JUMPSQUAT), T)
+    fs = fs._replace(hop=torch.where(jump, torch.where(tap, HOP_STICK, HOP_BUTTON), fs.hop))
     rest = rest & ~jump
     sh = rest & pad.shield
     spot = sh & (pad.sy < -0.5) & (e.shield | (fs.stick_y_prev > -0.5))
@@ -243,6 +263,22 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
     return ground.free_ground(ps, fs, pad, T, move)
 
 
+def tap_jump(pad: Pad, fs: FightState) -> Tensor:
+    """ftCo_Jump_GetInput / ft_did_jump: the stick at or past tap_jump_threshold up within tap_jump_window frames of its
+    y crossing the smash deadzone (the x671 tilt timer)."""
+    return (pad.sy >= TAP_JUMP) & (fs.tilt_y < TAP_JUMP_WINDOW)
+
+
+def short_hop(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: Tensor) -> FightState:
+    """ftCo_KneeBend_Check_ShortHop, every squat frame: the button let go (a button jump) or the stick below
+    tap_jump_release_threshold (a tap jump) marks a short hop for good."""
+    squat = rows_of(ps.move) == slot_row(T, Slot.JUMPSQUAT)
+    let_go = ((fs.hop == HOP_BUTTON) & ~pad.jump) | ((fs.hop == HOP_STICK) & (pad.sy < TAP_JUMP_RELEASE))
+    hop = torch.where(live & squat & let_go, HOP_SHORT, fs.hop)
+    # Out of the squat the flag rests at "button" (a squat that starts elsewhere, the shine's jump cancel, is a press).
+    return fs._replace(hop=torch.where(squat, hop, HOP_BUTTON))
+
+
 def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable, fa: Tensor) -> PlayerState:
     """What a free airborne fighter starts this frame: an aerial, a double jump or an air dodge."""
     base = slot_row(T, 0)
@@ -255,9 +291,13 @@ def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTa
                 ~vertical & (fwd < -TILT_STICK), float(Slot.BAIR), float(Slot.NAIR)))))
     ps = start(ps, aer, (base + slot).long(), T)
     A = T.attrs
-    dj = fa & ~aer & e.jump & (ps.jumps_left > 0)
-    # Double jump: jump_v x air_jump_multiplier up (gamedata); sideways from the stick (jump_h_initial).
-    ps = set_free(ps, dj, float(Action.JUMPING_ARIAL_FORWARD.value))
+    dj = fa & ~aer & (e.jump | tap_jump(pad, fs)) & (ps.jumps_left > 0)  # ft_did_jump: tap jump too
+    # Double jump: jump_v x air_jump_multiplier up (gamedata); sideways from the stick (jump_h_initial). Backward
+    # (JUMPING_ARIAL_BACKWARD) with the stick more than x78 against the facing (ftCo_JumpAerial_Enter_Basic: the same
+    # ftCommonData x78 as the takeoff's, TAKEOFF_BACK).
+    back = pad.sx * ps.facing <= -TAKEOFF_BACK
+    ps = set_free(ps, dj, torch.where(back, float(Action.JUMPING_ARIAL_BACKWARD.value),
+                                      float(Action.JUMPING_ARIAL_FORWARD.value)))
     ps = ps._replace(speed_y=torch.where(dj, A.jump_v * A.air_jump_multiplier, ps.speed_y),
                      speed_x=torch.where(dj, pad.sx * A.jump_h_initial, ps.speed_x),
                      jumps_left=torch.where(dj, ps.jumps_left - 1, ps.jumps_left),
@@ -311,7 +351,11 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     ground = ps.on_ground > 0
     ps, special = _specials(ps, pad, e, T, free & (ground | (fs.helpless == 0)))
     ps, fs = _ground_actions(ps, fs, pad, e, T, free & ground & ~special)
+    jumps = ps.jumps_left
     ps = _air_actions(ps, fs, pad, e, T, free & ~ground & ~special & (fs.helpless == 0))
+    # A double jump takes the stick's flick (ftCo_800CBAC4: x671 to 254), so a tap jump is one jump.
+    fs = fs._replace(tilt_y=torch.where(ps.jumps_left < jumps, 254.0, fs.tilt_y))
+    fs = short_hop(ps, fs, pad, T, live)
     # Fast fall: the stick down once the jump's rise is over, free or in an aerial.
     r = rows_of(ps.move)
     can_ff = live & air & (ps.hitstun_frames_left <= 0) & ((ps.move < 0) | (T.aerial[r] > 0)) & (ps.speed_y < 0)

@@ -13,8 +13,11 @@ ground speed, and the position moves by the new speed (``self_vel = gr_vel + ani
 this acceleration) -- except a dash's first impulse, which goes in the second acceleration channel and
 reaches the position only on the next frame (the replays: a dash from standing moves 0, then 2.02, ...).
 
+Crouching follows ``ftCo_Squat.c``, ``ftCo_SquatWait.c`` and ``ftCo_SquatRv.c``; a normal landing past its lag follows
+``ftCo_Landing.c`` ``ftCo_Landing_IASA``.
+
 Simplifications: a run that the stick turns back brakes instead of
-turning (``TURNING_RUN`` is not played); no crouch; a smash turn's second frame with the stick still out the
+turning (``TURNING_RUN`` is not played); a smash turn's second frame with the stick still out the
 other way dashes (the replays: always on the turn's second frame), any other turn runs its 11 frames.
 """
 
@@ -25,7 +28,7 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena.env_state import PlayerState
-from melee_agent.arena.fight.moves import FightTable
+from melee_agent.arena.fight.moves import FightTable, Slot
 from melee_agent.arena.fight.state import FightState, Pad
 
 WALK_STICK = 0.18  # ftCommonData x024 walk_stick_threshold
@@ -38,10 +41,14 @@ DASH_WINDOW = 2  # x040 dash_smash_window
 RUN_STICK = 0.625  # x058: a dash that ends with the stick this far forward runs; a run below it brakes
 DASH_DECAY = 0.75  # x054: ftCo_Dash_IASA takes this share of the ground speed off a dash cut short
 ABOVE_WALK_FRICTION = 2.0  # x06C friction_when_above_walk_speed (ft_80084F3C)
+SQUAT_STICK = 0.6875  # x090: ftCo_Squat_CheckInput / ftCo_SquatWait_CheckInput crouch below -x090
+SQUAT_RELEASE = 0.625  # x094: ftCo_SquatRv_CheckInput stands up above -x094 (a hysteresis band)
 
 A = Action
 STANDING, TURNING, DASHING, RUNNING, RUN_BRAKE = (float(a.value) for a in (A.STANDING, A.TURNING, A.DASHING,
                                                                               A.RUNNING, A.RUN_BRAKE))
+SQUAT, SQUAT_WAIT, SQUAT_RV, LANDING = (float(a.value) for a in (A.CROUCH_START, A.CROUCHING, A.CROUCH_END,
+                                                                 A.LANDING))
 WALKS = tuple(float(a.value) for a in (A.WALK_SLOW, A.WALK_MIDDLE, A.WALK_FAST))
 #: Actions whose ground speed this module sets (physics leaves their friction alone).
 DRIVEN = WALKS + (DASHING, RUNNING, RUN_BRAKE)
@@ -114,12 +121,13 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
                 mask: Tensor) -> tuple[PlayerState, FightState]:
     """What a free grounded fighter (``mask``: not attacking, jumping or shielding this frame) does with the stick."""
     A_ = T.attrs
-    sx, act, af, v, f = pad.sx, ps.action, ps.action_frame, ps.speed_x, ps.facing
+    sx, sy, act, af, v, f = pad.sx, pad.sy, ps.action, ps.action_frame, ps.speed_x, ps.facing
     fwd = sx * f
     # The game's flick (ftCo_Dash_CheckInput): past 0.8 with the stick's x tilt timer under dash_smash_window (2).
     flick = (sx.abs() >= DASH_STICK) & (fs.tilt_x < DASH_WINDOW)
     turning, dashing = mask & (act == TURNING), mask & (act == DASHING)
     running, braking = mask & (act == RUNNING), mask & (act == RUN_BRAKE)
+    down = sy < -SQUAT_STICK
     # A turn: a smash turn's second frame dashes the other way if the stick is still out there; else it faces the
     # other way on its flip frame and stands after its last.
     # A flick the new way during a turn dashes too (the replays: a tilt turn's next frame flicked is a dash).
@@ -132,18 +140,42 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     to_run = dashing & ~dash_turn & (af > A_.dash_run_frame) & (fwd >= RUN_STICK)
     dash_end = dashing & ~dash_turn & ~to_run & (af > A_.dash_frames)
     dash_on = dashing & ~dash_turn & ~dash_end & ~to_run
-    # A run: brakes once the stick leaves forward; the brake stands after its frames.
+    # A run: brakes once the stick leaves forward; the brake stands after its frames, or crouches with the stick
+    # down (ftCo_RunBrake IASA: ftCo_800D5FB0).
     run_brake = running & (fwd < RUN_STICK)
     run_on = (running & ~run_brake) | to_run
-    brake_end = braking & (af > A_.run_brake_frames)
-    brake_on = (braking & ~brake_end) | run_brake
-    # Standing or walking (or a turn, dash or brake just over): dash, smash turn, walk, tilt turn, stand.
-    idle = (mask & ~(turning | dashing | running | braking)) | turn_done | dash_end | brake_end
+    brake_squat = braking & down
+    brake_end = braking & ~brake_squat & (af > A_.run_brake_frames)
+    brake_on = (braking & ~brake_end & ~brake_squat) | run_brake
+    # Crouching (ftCo_Squat.c, ftCo_SquatWait.c, ftCo_SquatRv.c): the squat (CROUCH_START) plays its animation into
+    # the wait (CROUCHING), answering no stick; the wait dashes on a forward flick (ftCo_Dash_CheckInput) and rises
+    # (CROUCH_END) with the stick above -x094; the rise walks with the stick forward (ftCo_Walk_CheckInput) and
+    # stands at its animation's end. Animation lengths measured (fight/measured.py).
+    squat, squat_wait, squat_rv = mask & (act == SQUAT), mask & (act == SQUAT_WAIT), mask & (act == SQUAT_RV)
+    squat_done = squat & (af > A_.squat_frames)
+    rise = squat_wait & ~(flick & (fwd > 0)) & (sy > -SQUAT_RELEASE)
+    rv_walk = squat_rv & ~flick & (fwd >= WALK_STICK)
+    rv_done = squat_rv & ~rv_walk & (af > A_.squat_rv_frames)
+    # A normal landing past its lag (ftCo_Landing_IASA): dash, crouch on its first free frame only (straight to
+    # CROUCHING: ftCo_SquatWait_CheckInput while cur_anim_frame < landing_lag + rate), turn, walk; else its
+    # animation plays out (measured length) and it stands (ftCo_Landing_Anim).
+    landing = mask & (act == LANDING)
+    lag = T.length[T.base + int(Slot.LANDING)]
+    land_first = landing & (af <= lag + 1)
+    land_squat = land_first & ~flick & down
+    # Standing or walking (or a turn, dash, brake, rise or landing just over): dash, crouch (ftCo_Wait_IASA: after the
+    # dash, before the turn and the walk), smash turn, walk, tilt turn, stand.
+    idle = ((mask & ~(turning | dashing | running | braking | squat | squat_wait | squat_rv | landing)) | turn_done
+            | dash_end | brake_end | rv_done | (landing & ~land_squat) | (squat_wait & flick & (fwd > 0)))
     dash_start = (idle & flick & (fwd > 0)) | smash_dash
-    smash_turn = (idle & flick & (fwd < 0)) | dash_turn
-    walk = idle & ~flick & (fwd >= WALK_STICK)
-    tilt_turn = idle & ~flick & (fwd < 0)
+    to_squat = (idle & ~dash_start & down & ~landing) | brake_squat
+    idle = idle & ~to_squat
+    smash_turn = (idle & flick & (fwd < 0) & ~squat_wait) | dash_turn
+    walk = (idle & ~flick & (fwd >= WALK_STICK)) | rv_walk
+    tilt_turn = idle & ~flick & (fwd < 0) & ~squat_wait
     stand = idle & ~dash_start & ~smash_turn & ~walk & ~tilt_turn
+    hold_landing = stand & landing & (af <= A_.landing_frames)
+    stand = stand & ~hold_landing
     # Speeds. ftCo_Dash_Enter: the dash's impulse brings the speed to dash_initial its way (from a speed the other
     # way, adds dash_initial to it); it moves the fighter from the next frame (the second channel).
     f = torch.where(smash_dash, torch.sign(sx), f)
@@ -167,6 +199,9 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     ps = _enter(ps, smash_turn | tilt_turn, TURNING)
     ps = _enter(ps, to_run, RUNNING)
     ps = _enter(ps, run_brake, RUN_BRAKE)
+    ps = _enter(ps, to_squat, SQUAT)
+    ps = _enter(ps, squat_done | rise | land_squat, 0.0)
+    ps = ps._replace(action=torch.where(squat_done | land_squat, SQUAT_WAIT, torch.where(rise, SQUAT_RV, ps.action)))
     ps = _enter(ps, (walk & (act != walk_act)) | (stand & (act != STANDING)), 0.0)
     ps = ps._replace(action=torch.where(walk, walk_act, torch.where(stand, STANDING, ps.action)))
     return ps, fs

@@ -15,7 +15,12 @@ from melee.enums import Character
 #: 27, n 4); frames of a run brake before standing (Fox 18, n 4; Marth 26, n 1);
 #: frames of a turn (11 both, Fox n 16, Marth n 24) and the turn's frame on which the fighter faces the other
 #: way (Fox 6, n 28; Marth 8, n 36: meleedb turnDuration 4 and 6, plus 2).
+#: Crouching: the squat's (CROUCH_START) frames before the wait (7 both, Fox n 11, Marth n 8) and the rise's
+#: (CROUCH_END) before standing (Fox 10, n 5; Marth 8, n 3). A normal landing's whole animation, past its lag, when
+#: nothing interrupts it (Marth 30, n 4; Fox: never seen to end, its longest 27 (n 1), used as a lower bound).
 MEASURED = {
-    Character.FOX: dict(dash_run_frame=11, dash_frames=21, run_brake_frames=18, turn_frames=11, turn_flip_frame=6),
-    Character.MARTH: dict(dash_run_frame=15, dash_frames=27, run_brake_frames=26, turn_frames=11, turn_flip_frame=8),
+    Character.FOX: dict(dash_run_frame=11, dash_frames=21, run_brake_frames=18, turn_frames=11, turn_flip_frame=6,
+                        squat_frames=7, squat_rv_frames=10, landing_frames=27),
+    Character.MARTH: dict(dash_run_frame=15, dash_frames=27, run_brake_frames=26, turn_frames=11, turn_flip_frame=8,
+                          squat_frames=7, squat_rv_frames=8, landing_frames=30),
 }

@@ -179,6 +179,9 @@ class Attrs(NamedTuple):
     run_brake_frames: torch.Tensor  # measured: frames of a run brake
     turn_frames: torch.Tensor  # measured: frames of a turn
     turn_flip_frame: torch.Tensor  # measured: the turn's frame that faces the other way
+    squat_frames: torch.Tensor  # measured: frames of the squat (CROUCH_START)
+    squat_rv_frames: torch.Tensor  # measured: frames of the rise (CROUCH_END)
+    landing_frames: torch.Tensor  # measured: a normal landing's animation, when nothing interrupts it
     height: torch.Tensor  # libmelee's body height (characterdata "size"), the hurt capsule's height
 
 

@@ -14,8 +14,8 @@ controller:
   ``analog_shoulder_deadzone`` = 0.30, as read off the disc by meleelight-decomp-edition); the air dodge
   takes a new digital press of L or R only (doldecomp/melee ``ftCo_EscapeAir.c`` ``ftCo_80099A58``: the
   newly pressed buttons ``& (HSD_PAD_R | HSD_PAD_L)``; a replay's analog-only press in a jump does not dodge);
-* jump: X or Y (tap jump, the stick up, is not read: a guess that the players recorded use it
-  rarely; a real miss where they do);
+* jump: X or Y (tap jump, the stick up, is read by the fight frame from the stick and its tilt timer:
+  :func:`melee_agent.arena.fight.fighter.tap_jump`);
 * C-stick: pushed past 0.8 (the smash threshold, ``ftCommonData`` x03C) where A was not held on the last frame
   is an A press with the main stick at the C-stick's direction (Melee: a C-stick input is a smash
   on the ground and an aerial in the air), the main stick's own value being left unread that frame.
@@ -89,7 +89,8 @@ def read(p: Pads, a_was_held: Tensor) -> Pad:
     c_hit = c_out & ~a_was_held & ~p.a
     shield = p.l_button | p.r_button | (torch.maximum(p.l, p.r) > SHOULDER_DEADZONE)
     return Pad(a=p.a | c_out, b=p.b, jump=p.x | p.y, z=p.z, shield=shield,
-               sx=torch.where(c_hit, cx, sx), sy=torch.where(c_hit, cy, sy), lr=p.l_button | p.r_button)
+               sx=torch.where(c_hit, cx, sx), sy=torch.where(c_hit, cy, sy),
+               lr=p.l_button.float() + 2.0 * p.r_button.float())
 
 
 def from_table(ctrl: Tensor) -> Pads:

@@ -20,6 +20,7 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena.env_state import EnvState
+from melee_agent.arena.fight.fighter import HOP_BUTTON, HOP_SHORT, HOP_STICK, TAP_JUMP_RELEASE
 from melee_agent.arena.fight.moves import FightTable, Slot
 from melee_agent.arena.fight.ground import tilt_timer
 from melee_agent.arena.fight.pads import Pads, read
@@ -80,10 +81,13 @@ def place(state: EnvState, T: FightTable, port: int, idx: Tensor, fields: dict[s
             tx, ty = tilt_timer(now.sx, before.sx, tx), tilt_timer(now.sy, before.sy, ty)
         new["jump_held"] = pad.jump.float()
         fnew.update(a_held=pad.a.float(), b_held=pad.b.float(), z_held=pad.z.float(), shield_held=pad.shield.float(),
-                    stick_x_prev=pad.sx, stick_y_prev=pad.sy, lr_held=pad.lr.float(),
+                    stick_x_prev=pad.sx, stick_y_prev=pad.sy, lr_held=pad.lr,
                     # A turn placed on the frame of a flick is a smash turn (the game keeps the flag).
                     turn_smash=((action == float(Action.TURNING.value)) & (pad.sx.abs() >= 0.8) & (tx < 2)).float(),
-                    tilt_x=tx, tilt_y=ty)
+                    tilt_x=tx, tilt_y=ty,
+                    # A jump squat placed: by the button if held, else by the stick if up (a tap jump), else already
+                    # a short hop (fighter.short_hop: the squat frames before the placed one are not known).
+                    hop=torch.where(pad.jump, HOP_BUTTON, torch.where(pad.sy >= TAP_JUMP_RELEASE, HOP_STICK, HOP_SHORT)))
     ps = ps._replace(**{k: _column(getattr(ps, k), port, idx, v) for k, v in new.items()})
     fs = fs._replace(**{k: _column(getattr(fs, k), port, idx, v) for k, v in fnew.items()})
     return state._replace(players=ps, fight=fs)

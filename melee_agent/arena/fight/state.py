@@ -59,7 +59,7 @@ class FightState(NamedTuple):
     ko_cause: Tensor
     """``ko_credit`` at this player's latest KO (-1: a self-destruct; before any KO, -1 too)."""
     lr_held: Tensor
-    """1 if L or R was held down (digital) last frame: an air dodge needs a new press."""
+    """The digital L and R held last frame, as 1 (L) + 2 (R): an air dodge needs a new press of either."""
     tilt_x: Tensor
     """The game's x670 timer: frames since the main stick's x crossed the smash deadzone (254 at most, and after a
     dash or smash turn took the flick), :func:`.ground.tilt_timer`."""
@@ -70,6 +70,9 @@ class FightState(NamedTuple):
     gr_impulse: Tensor
     """This frame's dash impulse: ground speed that reaches the position only from the next frame (the game's
     second ground acceleration channel, :mod:`.ground`); 0 on any other frame."""
+    hop: Tensor
+    """The jump squat's input and hop (doldecomp/melee ``ftCo_KneeBend.c``): 0 the jump button, 1 the main stick (tap
+    jump), 2 a short hop (the input let go on a squat frame: ``ftCo_KneeBend_Check_ShortHop``)."""
     cpu_plan: Tensor
     """[B] the CPU's current plan (see :mod:`.marth_cpu`)."""
     cpu_timer: Tensor
@@ -111,4 +114,4 @@ class Pad(NamedTuple):
     shield: Tensor  # L or R, digital or analog
     sx: Tensor  # main stick x in [-1, 1] (libmelee's [0, 1] around 0.5, doubled)
     sy: Tensor
-    lr: Tensor | None = None  # L or R pressed all the way (digital): the air dodge's button; None: as shield
+    lr: Tensor | None = None  # digital L and R held, as 1 (L) + 2 (R) (float): the air dodge's buttons; None: as shield
