@@ -32,7 +32,8 @@ def test_wheel_holds_one_namespace_and_the_configs(wheel):
     for part in ("melee_agent/manager/app.py", "melee_agent/workers/worker.py", "melee_agent/cli/main.py",
                  "melee_agent/umi/bot.py", "melee_agent/umi/frames.py",
                  "melee_agent/configs/default.toml", "melee_agent/configs/small.toml",
-                 "melee_agent/configs/dolphin.toml"):
+                 "melee_agent/configs/dolphin.toml", "melee_agent/pretrained/fight.safetensors",
+                 "melee_agent/pretrained/dodge.safetensors"):
         assert part in names
 
 

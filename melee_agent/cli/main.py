@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from melee_agent import pretrained
 from melee_agent.cli import flags
 from melee_agent.cli.common import CommandError, add_unavailable, import_or_explain, output_problem
 from melee_agent.config import ConfigError
@@ -70,10 +71,24 @@ def _out_of_memory(e: RuntimeError) -> bool:
     return isinstance(e, cuda_oom) or "can't allocate memory" in str(e)
 
 
+def _shipped_models(args: argparse.Namespace) -> str | None:
+    """``pretrained:NAME`` in a model flag becomes the shipped file's path; an unknown name is the problem."""
+    for name in ("policy", "model", "models"):
+        value = getattr(args, name, None)
+        try:
+            if isinstance(value, str):
+                setattr(args, name, pretrained.resolve(value))
+            elif isinstance(value, list):
+                setattr(args, name, [pretrained.resolve(v) if isinstance(v, str) else v for v in value])
+        except ValueError as e:
+            return f"--{name}: {e}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     missing = flags.missing_device(args.device) if isinstance(getattr(args, "device", None), str) else None
-    problem = missing or output_problem(args)
+    problem = missing or _shipped_models(args) or output_problem(args)
     if problem:
         print(f"melee-agent {args.command}: error: {problem}", file=sys.stderr)
         return 2

@@ -60,7 +60,8 @@ class WatchResult(NamedTuple):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("watch", help="draw one arena game as a GIF or MP4: stage, hurtboxes, hitboxes, HUD")
     p.add_argument("--policy", default="random",
-                   help="MODEL.safetensors, or a scripted policy: noop, random, dodger, fighter (default: %(default)s)")
+                   help="MODEL.safetensors, pretrained:NAME (a model shipped with melee-agent, e.g. "
+                        "pretrained:fight), or a scripted policy: noop, random, dodger, fighter (default: %(default)s)")
     p.add_argument("--cpu-level", default="9", help="the CPU's level, 1-9 (default: %(default)s)")
     p.add_argument("--game", default=None,
                    help="dodge (the arena's task: the episode ends at the first hit) or fight (a whole "
