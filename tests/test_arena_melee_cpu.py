@@ -239,3 +239,51 @@ def test_cpu_report_command_prints_the_table_and_writes_json(tmp_path, capsys):
     assert doc["cpu"] == "designed" and doc["level"] == 5 and set(doc["scenarios"]) == set(cpu_report.SCENARIOS)
     assert doc["perfect_shield_frames"] == 0 and set(doc["shares"]) == set(cpu_report.CHOICES)
     assert "choice" in capsys.readouterr().out
+
+
+def _play_fox_standing(env: Arena, frames: int):
+    """Each frame's Marth pad while Fox stands still (the real frame function, CPU included)."""
+    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
+    n = env.state.players.position_x.shape[0]
+    z, no = torch.zeros(n), torch.zeros(n, dtype=torch.bool)
+    c = env._consts
+    pads = []
+    with torch.inference_mode():
+        for _ in range(frames):
+            res, p = fight_frame_fox(env.state, (no, no, no, no, no, z, z), c.fight, c.seed, c.spawn_x)
+            env.state = res.state
+            pads.append((p.sx[:, CPU].clone(), env.state.players.action[:, CPU].clone()))
+    return pads
+
+
+@pytest.mark.parametrize("level", [1, 9])
+def test_far_away_it_dashes_in_at_every_level_after_two_neutral_frames(level):
+    # [D ftCo_800AA42C] with xF8_b0 set for a target [D ftCo_800B24B8]: beyond x38 + x3C = 45 the script is stick
+    # neutral, WaitFor 2, stick 127 toward the target: a flick, so Marth dashes whatever his level.
+    env = fight(1, level=level, cpu="melee")
+    env.state = with_game(env.state, episode_frame=0.0)
+    place(env, AGENT, position_x=-60.0, facing=1.0)
+    place(env, CPU, position_x=40.0, facing=-1.0)
+    pads = _play_fox_standing(env, 8)
+    sx = [float(p[0][0]) for p in pads]
+    assert sx[:3] == [0.0, 0.0, -1.0], sx
+    assert float(Action.DASHING.value) in [float(p[1][0]) for p in pads[3:]]
+
+
+def test_within_reach_of_the_dash_band_the_stick_walks_up_by_the_levels_step():
+    # [D ftCo_800AA320 / ftcmdscript.c LstickXTowardDestinationClamped]: the stick moves by the level's step per
+    # frame (level 1: 2, level 9: 8 of 127) toward Fox, never past the ramped clamp (level 1: 72 of 127).
+    env = fight(2, level=9, cpu="melee")
+    env.state = with_game(env.state, cpu_level=torch.tensor([1.0, 9.0]), episode_frame=0.0)
+    place(env, AGENT, position_x=-40.0, facing=1.0)
+    place(env, CPU, position_x=0.0, facing=-1.0)
+    pads = _play_fox_standing(env, 3)
+    lv1 = [round(-float(p[0][0]) * 127) for p in pads]
+    lv9 = [round(-float(p[0][1]) * 127) for p in pads]
+    assert lv1 == [2, 4, 6] and lv9 == [8, 16, 24], (lv1, lv9)
+    env = fight(1, level=1, cpu="melee")
+    env.state = with_game(env.state, episode_frame=0.0)
+    place(env, AGENT, position_x=-40.0, facing=1.0)
+    place(env, CPU, position_x=0.0, facing=-1.0)
+    top = max(-float(p[0][0]) for p in _play_fox_standing(env, 60)) * 127
+    assert 70.0 <= top <= 72.0 + 1e-3, top  # walks: never the dash's 127
