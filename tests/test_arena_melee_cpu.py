@@ -168,11 +168,10 @@ def test_throws_toward_the_nearer_stage_end():
     assert threw.any() and (d.pad.sx[threw] == 1.0).all()
 
 
-def test_the_melee_cpu_is_only_for_fights():
-    with pytest.raises(ValueError, match="plays fights"):
-        Arena(1, cpu="melee")
-    with pytest.raises(ValueError, match="unknown cpu"):
-        Arena(1, game="fight", cpu="nope")
+def test_an_unknown_cpu_is_refused_for_either_game():
+    for game in ("fight", "dodge"):
+        with pytest.raises(ValueError, match="unknown cpu"):
+            Arena(1, game=game, cpu="nope")
 
 
 @pytest.fixture(scope="module")
@@ -224,8 +223,7 @@ def test_env_cpu_setting_reaches_the_arena_and_is_checked():
     assert envs._arena(load_config("fight"), 2, 9, "cpu", 0).cpu == "designed"  # the default
     with pytest.raises(ConfigError, match="env.cpu must be"):
         load_config("fight", ["env.cpu=nope"])
-    with pytest.raises(ConfigError, match="plays fights"):
-        load_config("default", ["env.cpu=melee"])
+    assert envs._arena(load_config("default", ["env.cpu=melee"]), 2, 9, "cpu", 0).cpu == "melee"  # dodging too
 
 
 def test_cpu_report_command_prints_the_table_and_writes_json(tmp_path, capsys):
