@@ -86,8 +86,9 @@ class EnvConfig:
     game: str = "dodge"
     # Arena only: which CPU plays Marth -- "designed" (the earlier CPU: fights arena/fight/marth_cpu.py,
     # dodging arena/cpu_levels.py CPU_LEVELS) or "melee" (Melee's own AI from the decompilation and SmashWiki,
-    # DESIGN.md "Melee's CPU": fights arena/fight/melee_cpu.py, dodging cpu_levels.py MELEE_LEVELS).
-    cpu: str = "designed"
+    # DESIGN.md "Melee's CPU": fights arena/fight/melee_cpu.py, dodging cpu_levels.py MELEE_LEVELS). "melee" is the
+    # default; results made before it were against "designed" (set env.cpu = "designed" to reproduce them).
+    cpu: str = "melee"
     # Frames between the agent's controller state and the game reading it, in the arena and in
     # Dolphin (the Computer Melee Championship plays at 18 and 21).
     delay_frames: int = 0

@@ -220,7 +220,8 @@ def test_env_cpu_setting_reaches_the_arena_and_is_checked():
 
     cfg = load_config("fight", ["env.cpu=melee"])
     assert envs._arena(cfg, 2, 9, "cpu", 0).cpu == "melee"
-    assert envs._arena(load_config("fight"), 2, 9, "cpu", 0).cpu == "designed"  # the default
+    assert envs._arena(load_config("fight"), 2, 9, "cpu", 0).cpu == "melee"  # the default
+    assert envs._arena(load_config("fight", ["env.cpu=designed"]), 2, 9, "cpu", 0).cpu == "designed"
     with pytest.raises(ConfigError, match="env.cpu must be"):
         load_config("fight", ["env.cpu=nope"])
     assert envs._arena(load_config("default", ["env.cpu=melee"]), 2, 9, "cpu", 0).cpu == "melee"  # dodging too
