@@ -84,10 +84,11 @@ class EnvConfig:
     # "dodge" (the Untouchable task) or "fight" (whole 4-stock games, docs/design.md "Fights"), in the
     # arena and in Dolphin (configs/dolphin-fight.toml).
     game: str = "dodge"
-    # Arena fights only: which CPU plays Marth -- "designed" (arena/fight/marth_cpu.py, the earlier CPU) or
-    # "melee" (arena/fight/melee_cpu.py: Melee's own AI from the decompilation and SmashWiki, DESIGN.md
-    # "Melee's CPU"). The dodging game keeps its own CPU.
-    cpu: str = "designed"
+    # Arena only: which CPU plays Marth -- "designed" (the earlier CPU: fights arena/fight/marth_cpu.py,
+    # dodging arena/cpu_levels.py CPU_LEVELS) or "melee" (Melee's own AI from the decompilation and SmashWiki,
+    # DESIGN.md "Melee's CPU": fights arena/fight/melee_cpu.py, dodging cpu_levels.py MELEE_LEVELS). "melee" is the
+    # default; results made before it were against "designed" (set env.cpu = "designed" to reproduce them).
+    cpu: str = "melee"
     # Frames between the agent's controller state and the game reading it, in the arena and in
     # Dolphin (the Computer Melee Championship plays at 18 and 21).
     delay_frames: int = 0
@@ -417,8 +418,6 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
                           "for equal weights")
     if cfg.env.cpu not in ("designed", "melee"):
         raise ConfigError(f"env.cpu must be 'designed' or 'melee', got {cfg.env.cpu!r}")
-    if cfg.env.cpu != "designed" and cfg.env.game != "fight":
-        raise ConfigError(f"env.cpu={cfg.env.cpu!r} plays fights (env.game='fight'); the dodging game keeps its CPU")
     if cfg.env.env == "dolphin":
         check_dolphin_config(cfg.dolphin, str(path) if path is not None else "config")
     return cfg

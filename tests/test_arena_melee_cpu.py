@@ -13,6 +13,7 @@ from melee_agent.arena import Arena, cpu_report
 from melee_agent.arena.env_state import with_game
 from melee_agent.arena.fight import melee_cpu
 from melee_agent.arena.fight.frame import EDGE, count_down, play
+from melee_agent.arena.fight.fighter import rows_of
 from melee_agent.arena.fight.moves import Slot, row
 from tests.fight_kit import AGENT, CPU, fight, pad, place
 
@@ -167,11 +168,10 @@ def test_throws_toward_the_nearer_stage_end():
     assert threw.any() and (d.pad.sx[threw] == 1.0).all()
 
 
-def test_the_melee_cpu_is_only_for_fights():
-    with pytest.raises(ValueError, match="plays fights"):
-        Arena(1, cpu="melee")
-    with pytest.raises(ValueError, match="unknown cpu"):
-        Arena(1, game="fight", cpu="nope")
+def test_an_unknown_cpu_is_refused_for_either_game():
+    for game in ("fight", "dodge"):
+        with pytest.raises(ValueError, match="unknown cpu"):
+            Arena(1, game=game, cpu="nope")
 
 
 @pytest.fixture(scope="module")
@@ -220,11 +220,11 @@ def test_env_cpu_setting_reaches_the_arena_and_is_checked():
 
     cfg = load_config("fight", ["env.cpu=melee"])
     assert envs._arena(cfg, 2, 9, "cpu", 0).cpu == "melee"
-    assert envs._arena(load_config("fight"), 2, 9, "cpu", 0).cpu == "designed"  # the default
+    assert envs._arena(load_config("fight"), 2, 9, "cpu", 0).cpu == "melee"  # the default
+    assert envs._arena(load_config("fight", ["env.cpu=designed"]), 2, 9, "cpu", 0).cpu == "designed"
     with pytest.raises(ConfigError, match="env.cpu must be"):
         load_config("fight", ["env.cpu=nope"])
-    with pytest.raises(ConfigError, match="plays fights"):
-        load_config("default", ["env.cpu=melee"])
+    assert envs._arena(load_config("default", ["env.cpu=melee"]), 2, 9, "cpu", 0).cpu == "melee"  # dodging too
 
 
 def test_cpu_report_command_prints_the_table_and_writes_json(tmp_path, capsys):
@@ -239,3 +239,113 @@ def test_cpu_report_command_prints_the_table_and_writes_json(tmp_path, capsys):
     assert doc["cpu"] == "designed" and doc["level"] == 5 and set(doc["scenarios"]) == set(cpu_report.SCENARIOS)
     assert doc["perfect_shield_frames"] == 0 and set(doc["shares"]) == set(cpu_report.CHOICES)
     assert "choice" in capsys.readouterr().out
+
+
+def _play_fox_standing(env: Arena, frames: int):
+    """Each frame's Marth pad while Fox stands still (the real frame function, CPU included)."""
+    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
+    n = env.state.players.position_x.shape[0]
+    z, no = torch.zeros(n), torch.zeros(n, dtype=torch.bool)
+    c = env._consts
+    pads = []
+    with torch.inference_mode():
+        for _ in range(frames):
+            res, p = fight_frame_fox(env.state, (no, no, no, no, no, z, z), c.fight, c.seed, c.spawn_x)
+            env.state = res.state
+            pads.append((p.sx[:, CPU].clone(), env.state.players.action[:, CPU].clone()))
+    return pads
+
+
+@pytest.mark.parametrize("level", [1, 9])
+def test_far_away_it_dashes_in_at_every_level_after_two_neutral_frames(level):
+    # [D ftCo_800AA42C] with xF8_b0 set for a target [D ftCo_800B24B8]: beyond x38 + x3C = 45 the script is stick
+    # neutral, WaitFor 2, stick 127 toward the target: a flick, so Marth dashes whatever his level.
+    env = fight(1, level=level, cpu="melee")
+    env.state = with_game(env.state, episode_frame=0.0)
+    place(env, AGENT, position_x=-60.0, facing=1.0)
+    place(env, CPU, position_x=40.0, facing=-1.0)
+    pads = _play_fox_standing(env, 8)
+    sx = [float(p[0][0]) for p in pads]
+    assert sx[:3] == [0.0, 0.0, -1.0], sx
+    assert float(Action.DASHING.value) in [float(p[1][0]) for p in pads[3:]]
+
+
+def test_within_reach_of_the_dash_band_the_stick_walks_up_by_the_levels_step():
+    # [D ftCo_800AA320 / ftcmdscript.c LstickXTowardDestinationClamped]: the stick moves by the level's step per
+    # frame (level 1: 2, level 9: 8 of 127) toward Fox, never past the ramped clamp (level 1: 72 of 127).
+    env = fight(2, level=9, cpu="melee")
+    env.state = with_game(env.state, cpu_level=torch.tensor([1.0, 9.0]), episode_frame=0.0)
+    place(env, AGENT, position_x=-40.0, facing=1.0)
+    place(env, CPU, position_x=0.0, facing=-1.0)
+    pads = _play_fox_standing(env, 3)
+    lv1 = [round(-float(p[0][0]) * 127) for p in pads]
+    lv9 = [round(-float(p[0][1]) * 127) for p in pads]
+    assert lv1 == [2, 4, 6] and lv9 == [8, 16, 24], (lv1, lv9)
+    env = fight(1, level=1, cpu="melee")
+    env.state = with_game(env.state, episode_frame=0.0)
+    place(env, AGENT, position_x=-40.0, facing=1.0)
+    place(env, CPU, position_x=0.0, facing=-1.0)
+    top = max(-float(p[0][0]) for p in _play_fox_standing(env, 60)) * 127
+    assert 70.0 <= top <= 72.0 + 1e-3, top  # walks: never the dash's 127
+
+
+def test_a_jab_on_a_level_9_shields_first_frame_is_perfect_shielded_then_punished_with_a_grab():
+    # The issue's scripted situation, the whole frame function playing Marth: Fox's jab meets a level-9 Marth's shield
+    # on its first frame -> no shield damage ([W-PS]: a perfect shield); once shieldstun ends the attack list picks a
+    # move with no wait ([D ftCo_800B4AB0, ftCo_800B63D8]) and Z in shield is a grab: Fox ends up held.
+    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
+    env = fight(1, level=9, cpu="melee")
+    env.state = with_game(env.state, episode_frame=60.0)
+    _fox_in(env, Slot.JAB1, 1)
+    place(env, CPU, position_x=10.0, facing=-1.0, action=SHIELD, action_frame=0.0)
+    c = env._consts
+    z, no = torch.zeros(1), torch.zeros(1, dtype=torch.bool)
+    before = env.state.players.shield_strength[0, CPU].item()
+    held_at = None
+    with torch.inference_mode():
+        for i in range(20):
+            res, _ = fight_frame_fox(env.state, (no, no, no, no, no, z, z), c.fight, c.seed, c.spawn_x)
+            env.state = res.state
+            if i == 0:
+                assert env.state.fight.hitlag_left[0, CPU] > 0  # the jab met the shield
+                assert before - env.state.players.shield_strength[0, CPU].item() < 1.0  # perfect: no damage
+            if rows_of(env.state.players.move)[0, CPU] == row(CPU, Slot.GRAB_HOLD):
+                held_at = i
+                break
+    assert held_at is not None and held_at <= 15, held_at
+
+
+@pytest.mark.slow
+def test_on_the_ground_it_never_jumps_so_no_short_hop_aerial_and_no_wavedash():
+    # [W-flaws]: CPUs almost never use aerials and never wavedash; [D ftCo_800B89CC]: aerials only when already
+    # airborne. The melee CPU presses jump only off stage (recovery) or on the ledge: never standing on the stage,
+    # against Fox approaching with attacks or short-hopping forward airs.
+    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
+    for scenario in ("approach", "aerials"):
+        env = fight(4, level=9, cpu="melee")
+        cpu_report._place(scenario, env)
+        c = env._consts
+        with torch.inference_mode():
+            for i in range(100):
+                grounded = env.state.players.on_ground[:, CPU] > 0
+                res, p = fight_frame_fox(env.state, cpu_report._fox_pad(scenario, env, i), c.fight, c.seed,
+                                         c.spawn_x)
+                assert not (grounded & p.jump[:, CPU]).any(), (scenario, i)
+                env.state = res.state
+
+
+@pytest.mark.slow
+def test_with_fox_off_stage_it_stays_on_the_stage_no_edgeguard_no_edgehog():
+    # [W-AI], [W-flaws]: CPUs never go out to edgeguard and never edgehog; [D ftCo_800AA42C]'s destination is
+    # clamped to the stage here, so Marth stays on it while Fox recovers.
+    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
+    env = fight(8, level=9, cpu="melee")
+    cpu_report._place("fox_offstage", env)
+    c = env._consts
+    with torch.inference_mode():
+        for i in range(150):
+            res, _ = fight_frame_fox(env.state, cpu_report._fox_pad("fox_offstage", env, i), c.fight, c.seed,
+                                     c.spawn_x)
+            env.state = res.state
+            assert (env.state.players.position_x[:, CPU].abs() <= EDGE).all(), i
+            assert (rows_of(env.state.players.move)[:, CPU] != row(CPU, Slot.LEDGE_HANG)).all(), i

@@ -57,6 +57,32 @@ CPU_LEVELS = {
 #: From this level up the CPU does not throw attacks into the agent's intangibility.
 SMART_FROM_LEVEL = 7
 
+# The dodging game's ``melee`` CPU (``cpu = "melee"``): the same knobs set from Melee's own CPU where the sources
+# give them ([D] doldecomp/melee src/melee/ft/ftcpuattack.c, as cited in arena/fight/melee_cpu.py):
+#
+# * aggression and punish: the CPU attacks on any frame an entry of its attack list reaches the agent
+#   [D ftCo_800B4AB0] -- but levels 1-4 only on part of each cycle [D ftCo_800B885C]: level 1 on 119 of 300
+#   frames, 2: 179/300, 3: 119/240, 4: 179/240; 5-9 always. Here that share is a chance per frame (the game's
+#   cycle is a counter: drawn per frame instead is a guess); punishing is the same choice (the game has no
+#   separate punish rule), so ``punish`` = ``aggression``.
+# * accuracy 1: the CPU draws only among entries whose reach box holds the agent [D ftCo_800B4AB0].
+# * rest and recover: the wait the CPU takes before playing a chosen attack, int(span x u) + base frames
+#   [D ftCo_800B63D8]: level 1 5-39 ... level 8 0-4, level 9 none. The dodging arena waits after an attack instead
+#   of before (where its CPU keeps its waits): a guess on where the wait sits.
+# * reaction 1: the CPU reads the opponent's state as the last frame left it [D ftCo_800BB104 reads the hitboxes'
+#   previous positions]; no wait of its own before a punish.
+# * approach 1 (dash): beyond 45 the CPU dashes in at every level [D ftCo_800AA42C with xF8_b0, ftCo_800B24B8].
+# * smart: the game's CPU has no rule here; kept from level 7 as the designed CPU (guess).
+_GATE_SHARE = {1: 119 / 300, 2: 179 / 300, 3: 119 / 240, 4: 179 / 240}
+_WAIT = {1: (35, 5), 2: (30, 5), 3: (25, 5), 4: (25, 0), 5: (20, 0), 6: (15, 0), 7: (10, 0), 8: (5, 0), 9: (0, 0)}
+MELEE_LEVELS = {
+    lvl: CpuLevel(reaction=1, aggression=_GATE_SHARE.get(lvl, 1.0), accuracy=1.0, punish=_GATE_SHARE.get(lvl, 1.0),
+                  approach=1.0, recover=_WAIT[lvl][1], rest=_WAIT[lvl][0])
+    for lvl in range(1, 10)
+}
+#: Each dodging CPU's level table: ``designed`` (the guesses above) or ``melee`` (Melee's own CPU's values).
+DODGE_CPUS = {"designed": CPU_LEVELS, "melee": MELEE_LEVELS}
+
 
 @dataclass(frozen=True)
 class LevelTensors:
@@ -91,8 +117,10 @@ class LevelTable:
     columns: dict[str, torch.Tensor]
 
     @classmethod
-    def build(cls, device: torch.device) -> LevelTable:
-        rows = [CPU_LEVELS[1]] + [CPU_LEVELS[lv] for lv in range(1, 10)]
+    def build(cls, device: torch.device, cpu: str = "designed") -> LevelTable:
+        """Every level's values of the dodging CPU ``cpu`` (a key of :data:`DODGE_CPUS`)."""
+        table = DODGE_CPUS[cpu]
+        rows = [table[1]] + [table[lv] for lv in range(1, 10)]
         cols = {k: torch.tensor([float(getattr(r, k)) for r in rows], device=device) for k in vars(rows[0])}
         cols["smart"] = torch.tensor([False] + [lv >= SMART_FROM_LEVEL for lv in range(1, 10)], device=device)
         return cls(cols)

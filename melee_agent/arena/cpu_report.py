@@ -33,6 +33,7 @@ from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU, with_player
 from melee_agent.arena.fight.fighter import rows_of
 from melee_agent.arena.fight.frame import EDGE, PERFECT_SHIELD_FRAMES, fight_frame_fox
+from melee_agent.arena.fight.melee_cpu import ATTACK
 from melee_agent.arena.fight.moves import NUM_SLOTS, Slot
 
 SCENARIOS = ("standing", "approach", "aerials", "fox_offstage", "recovery")
@@ -136,14 +137,30 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
     was_off = torch.zeros(envs, dtype=torch.bool, device=env.device)
     out_after_fox = hog = 0
     stocks0 = env.state.players.stock[:, CPU].clone()
+    a_twice = ground_jumps = stun_frames = di_frames = 0
+    a_prev = torch.zeros(envs, dtype=torch.bool, device=env.device)
+    waits: list[float] = []
     with torch.inference_mode():
         for i in range(frames):
             prev = env.state.players
             prev_lag = env.state.fight.hitlag_left[:, CPU].clone()
             prev_slot = slot_of(prev, CPU)
+            prev_plan = env.state.fight.cpu_plan.clone()
             res, pad = fight_frame_fox(env.state, _fox_pad(scenario, env, i), c.fight, c.seed, c.spawn_x)
             env.state = res.state
             ps, fs = env.state.players, env.state.fight
+            # Never charged, never a jump from the ground (no short hop, no wavedash), DI while stunned, and the
+            # melee CPU's wait between choosing an attack and playing it (its cpu_wait when a plan is set).
+            a_now = pad.a[:, CPU]
+            a_twice += int((a_now & a_prev).sum())
+            a_prev = a_now.clone()
+            ground_jumps += int((pad.jump[:, CPU] & (prev.on_ground[:, CPU] > 0)).sum())
+            stunned = (prev.hitstun_frames_left[:, CPU] > 0) & (prev_lag <= 0)
+            stun_frames += int(stunned.sum())
+            di_frames += int((stunned & ((pad.sx[:, CPU] != 0) | (pad.sy[:, CPU] != 0))).sum())
+            if cpu == "melee":
+                chose = (fs.cpu_plan == ATTACK) & (prev_plan != ATTACK)
+                waits += fs.cpu_wait[chose].tolist()
             slot = slot_of(ps, CPU)
             started = (slot >= 0) & (ps.action_frame[:, CPU] == 1) & ((slot != prev_slot) | (prev.action_frame[:, CPU] != 1))
             for name, slots in CHOICE_SLOTS.items():
@@ -187,7 +204,8 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
         "choices": counts, "shares": {k: (v / total if total else 0.0) for k, v in counts.items()}, "throws": throws,
         "shield_hits": shield_hits, "perfect_shields": perfect,
         "perfect_shield_share": perfect / shield_hits if shield_hits else 0.0, "hits_taken": hits_taken,
-        "reaction_frames": _stats(reactions),
+        "reaction_frames": _stats(reactions), "a_held_two_frames": a_twice, "ground_jumps": ground_jumps,
+        "hitstun_frames": stun_frames, "di_frames": di_frames, "attack_wait_frames": _stats(waits),
     }
     if scenario == "fox_offstage":
         out.update(marth_went_off_stage=out_after_fox, ledge_hogs=hog)
@@ -219,7 +237,20 @@ def report(cpu: str, level: int, envs: int = 32, frames: int = 600, seed: int = 
     pf = sum(doc["scenarios"][s]["perfect_shields"] for s in scenarios)
     doc["perfect_shield_share"] = pf / sh if sh else 0.0
     doc["perfect_shield_frames"] = PERFECT_SHIELD_FRAMES if cpu == "melee" else 0
+    for k in ("a_held_two_frames", "ground_jumps", "hitstun_frames", "di_frames"):
+        doc[k] = sum(doc["scenarios"][s][k] for s in scenarios)
+    doc["attack_wait_frames"] = _merge_stats([doc["scenarios"][s]["attack_wait_frames"] for s in scenarios])
     return doc
+
+
+def _merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Count, mean, min and max over several :func:`_stats` (the median is not kept: None)."""
+    parts = [p for p in parts if p["count"]]
+    if not parts:
+        return _stats([])
+    n = sum(p["count"] for p in parts)
+    return {"count": n, "mean": sum(p["mean"] * p["count"] for p in parts) / n, "median": None,
+            "min": min(p["min"] for p in parts), "max": max(p["max"] for p in parts)}
 
 
 def format_table(doc: dict[str, Any]) -> str:

@@ -63,10 +63,8 @@ class Arena:
             raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
         self.delay_frames = delay_frames
         check_cpu(cpu)
-        if cpu != "designed" and self.game != "fight":
-            raise ValueError(f"cpu={cpu!r} plays fights (game='fight'); the dodging game keeps its own CPU "
-                             "(cpu='designed')")
-        #: Which CPU plays Marth in fights: ``designed`` (marth_cpu) or ``melee`` (melee_cpu, the game's own AI).
+        #: Which CPU plays Marth: ``designed`` (fights: marth_cpu; dodging: cpu_levels.CPU_LEVELS) or ``melee``
+        #: (Melee's own AI: fights melee_cpu, dodging cpu_levels.MELEE_LEVELS).
         self.cpu = cpu
         self.device = torch.device(device)
         levels = check_levels(cpu_level)  # raises on a level outside 1-9
@@ -94,7 +92,7 @@ class Arena:
         self._consts = FrameConsts(
             table=table,
             lengths=self._lengths, noop_index=self.noop_index, tables=self.T,
-            levels=LevelTable.build(self.device), mix=mix,
+            levels=LevelTable.build(self.device, cpu if self.game != "fight" else "designed"), mix=mix,
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,

@@ -2,7 +2,8 @@
 
 Plays four scenarios in the arena (Fox standing, Fox approaching and attacking, Fox off stage, Marth off
 stage) and prints Marth's choices by share, shield hits and perfect shields, reaction frames, throws and
-recovery options (:mod:`melee_agent.arena.cpu_report`); ``--json FILE`` writes the same figures.
+recovery options (:mod:`melee_agent.arena.cpu_report`), then each behaviour the sources name beside the
+arena's figure (:mod:`melee_agent.arena.cpu_sources`); ``--json FILE`` writes the same figures.
 """
 
 from __future__ import annotations
@@ -25,13 +26,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from melee_agent.arena import cpu_report  # noqa: PLC0415 (torch loads only when the command runs)
+    from melee_agent.arena import cpu_report, cpu_sources  # noqa: PLC0415 (torch loads only when the command runs)
 
     if args.envs < 1 or args.frames < 1:
         raise ValueError("--envs and --frames must be at least 1")
     doc = cpu_report.report(args.cpu, args.level, envs=args.envs, frames=args.frames, seed=args.seed,
                             device=args.device)
+    doc["perfect_shield_probe"] = cpu_sources.perfect_shield_probe(args.cpu, args.level, device=args.device)
+    doc["beside_sources"] = cpu_sources.beside_sources(doc, doc["perfect_shield_probe"])
     print(cpu_report.format_table(doc))
+    print("\nbeside the sources:")
+    print(cpu_sources.format_rows(doc["beside_sources"]))
     if args.json:
         atomic_write_json(args.json, doc)
         print(f"wrote {args.json}")

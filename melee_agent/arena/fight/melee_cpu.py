@@ -57,10 +57,15 @@ Each frame, in the dispatcher's order of precedence ([D ftCo_0A01.c, the functio
    whatever the agent did meanwhile (its follow-through). A or Z in shield is a shield grab (as in Melee),
    so an attack chosen out of shield is the counterattack out of a (perfect) shield. Aerials only when
    already airborne near the agent at level >= 4 [D ftCo_800B89CC]; never a short-hop aerial.
-7. **moving** [D ftCo_800AA42C, ftCo_800AA320]: turn toward the agent, then the stick toward it at the
-   level's clamp (67, 72, 77, 82, 87, 92, 97, 107, 117, 127 of 127 for levels 0-9: a walk below the arena's
-   dash threshold, a dash from level 7), ramped down within 40 of it; never past the stage's edge (it never
-   goes out to edgeguard or edgehog [W-AI, W-flaws]).
+7. **moving** [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: turn toward the agent; then, more than
+   ``5 + 40`` away (``x38 = 5``, ``x3C = 40``), a dash at every level: with a target the versus CPU sets
+   ``xF8_b0`` (``ftCo_CpuSetTargetActive`` in ``ftCo_800B24B8``), and its script is stick neutral, wait 2,
+   stick 127 toward it (already dashing or running: 127 at once). Within that band the stick moves toward the
+   agent by the level's step per frame (1, 2, 2, 2, 2, 2, 4, 4, 8, 8 of 127 for levels 0-9:
+   ``LstickXTowardDestinationClamped``, ftcmdscript.c) up to a limit ramped from 80 at 5 away to the level's
+   clamp at 40 (67, 72, 77, 82, 87, 92, 97, 107, 117, 127; below 80 the clamp itself) -- a walk, the stick
+   never flicked; within 5, neutral. Never past the stage's edge (it never goes out to edgeguard or edgehog
+   [W-AI, W-flaws]).
 
 Never: charged smashes (A is pressed for one frame), L-cancel, wavedash, short-hop aerials, side-B or air
 dodge to recover, edgehog, chaingrab (throws are drawn as above) [W-AI, W-flaws].
@@ -88,10 +93,12 @@ SHIELD = float(Action.SHIELD.value)
 DASHING, RUNNING = float(Action.DASHING.value), float(Action.RUNNING.value)
 
 # Plans (FightState.cpu_plan) and what cpu_act holds for each.
-NONE, ATTACK, DEFEND_ROLL, HOLD_SHIELD, UPB = 0.0, 1.0, 2.0, 3.0, 4.0
+NONE, ATTACK, DEFEND_ROLL, HOLD_SHIELD, UPB, DASH_IN = 0.0, 1.0, 2.0, 3.0, 4.0, 5.0
 
 #: ftCo_800AA320: the approach stick's clamp per level 0-9, of 127.
 STICK_CLAMP = (0x43, 0x48, 0x4D, 0x52, 0x57, 0x5C, 0x61, 0x6B, 0x75, 0x7F)
+#: ftCo_800AA320: the approach stick's step per frame per level 0-9, of 127 (LstickXTowardDestinationClamped).
+STICK_STEP = (1, 2, 2, 2, 2, 2, 4, 4, 8, 8)
 #: ftCo_800A5ACC: defence only on frames with (t mod 120) > this (level 0-1 never: 120; level 9 always: -1).
 DEFEND_AFTER = (120, 120, 100, 80, 60, 40, 30, 20, 10, -1)
 #: ftCo_800B885C: levels 0-4 start attacks only when (t mod period) > after; levels 5-9 always.
@@ -103,7 +110,9 @@ WAIT_BASE = (5, 5, 5, 5, 0, 0, 0, 0, 0, 0)
 RECOVERY_STICK = 0x58 / 127  # ftCo_CpuRecoverDiagonally: the up-B's stick, x and y (45 degrees)
 UPB_DRIFT_FRAMES = 40  # guess: frames of full drift after the up-B (the script's end; Fox's waits 40)
 NEAR_TURN = 3.0  # guess: closer than this it does not turn to face the agent
-APPROACH_RAMP = 40.0  # ftCo_800A101C: x3C = 40, the distance over which the approach stick ramps down
+APPROACH_RAMP = 40.0  # ftCo_800A101C: x3C = 40, the band beyond ``x38`` where the approach walks
+APPROACH_NEAR = 5.0  # ftCo_800A101C / ftCo_800A1F3C: x38 = 5, within it the stick is neutral
+DASH_WAIT = 2  # ftCo_800AA42C: LstickXTowardDestination 0, WaitFor 2, then 127 (a flick: the dash)
 RAMP_FLOOR = 80 / 127  # ftCo_800AA42C_inline0: the ramp starts at stick 80
 THREAT_SWEEP = 3.0  # ftCo_800BB104: the hitbox's motion extended 3 frames ahead
 ROLL_NEAR = 30.0  # ftCo_800BA9A0 (inline2): within 30, roll behind the attacker; beyond, away
@@ -134,6 +143,7 @@ class MeleeLevels:
     """The per-level constants above as ``[10]`` tensors indexed by level (0-9)."""
 
     stick: Tensor
+    step: Tensor
     defend_after: Tensor
     attack_period: Tensor
     attack_after: Tensor
@@ -143,7 +153,7 @@ class MeleeLevels:
     @classmethod
     def build(cls, device: torch.device) -> MeleeLevels:
         t = lambda v: torch.tensor(v, dtype=torch.float32, device=device)  # noqa: E731
-        return cls(t([s / 127 for s in STICK_CLAMP]), t(DEFEND_AFTER), t(ATTACK_PERIOD), t(ATTACK_AFTER),
+        return cls(t([s / 127 for s in STICK_CLAMP]), t([s / 127 for s in STICK_STEP]), t(DEFEND_AFTER), t(ATTACK_PERIOD), t(ATTACK_AFTER),
                    t(WAIT_SPAN), t(WAIT_BASE))
 
 
@@ -349,18 +359,35 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     o, decided = put(o, decided, attacking & ~fire & free, shield=in_shield, sx=torch.where(keep_dash, facing, 0.0))
     plan = torch.where(attacking & (fire | ~free), NONE, plan)
 
-    # 7. Moving [D ftCo_800AA42C, ftCo_800AA320]: turn, then the level's stick toward the agent, on stage.
+    # 7. Moving [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: turn, then dash in from beyond 5 + 40, walk within.
     target = fx.clamp(-(edge - 10.0), edge - 10.0)
     tdx = target - mx
     tdist = tdx.abs()
+    toward = torch.sign(tdx)
+    dash_in = (plan == DASH_IN) & ground & free & ~decided
+    o, decided = put(o, decided, dash_in & (timer < DASH_WAIT))  # stick neutral, WaitFor 2
+    o, decided = put(o, decided, dash_in, sx=torch.where(timer >= DASH_WAIT, act, 0.0))  # then 127: the flick
+    plan = torch.where((plan == DASH_IN) & (~dash_in | (timer >= DASH_WAIT)), NONE, plan)
     neutral = ground & free & (plan == NONE) & ~decided
     turn = neutral & ~face_ok & (dist > NEAR_TURN)
     o, decided = put(o, decided, turn, sx=dirx * 0.63)  # TurnAround: LstickXForward 0xB0 (80 of 127 back)
+    far = neutral & ~decided & (tdist - APPROACH_NEAR > APPROACH_RAMP)
+    o, decided = put(o, decided, far & dashing, sx=toward)
+    start_dash = far & ~dashing
+    plan = torch.where(start_dash, DASH_IN, plan)
+    timer = torch.where(start_dash, 0.0, timer)
+    act = torch.where(start_dash, toward, act)
+    o, decided = put(o, decided, start_dash)
     clamp = levels.stick[Li]
-    ramp = RAMP_FLOOR + (tdist / APPROACH_RAMP).clamp(0.0, 1.0) * (clamp - RAMP_FLOOR)
-    stick = torch.where(tdist > APPROACH_RAMP, clamp, torch.minimum(ramp, clamp))
-    go = neutral & (tdist > NEAR_TURN)
-    o, decided = put(o, decided, go, sx=torch.sign(tdx) * stick)
+    # ftCo_800AA42C_inline0: from max(80, 127 x the horizontal deadzone) at x38 to the clamp at x3C, never above the
+    # clamp. The deadzone is PlCo.dat data; 80 as the floor assumes it is under 0.63 (guess: Melee's stick deadzone
+    # is commonly given as 0.2875).
+    ramp = RAMP_FLOOR + ((tdist - APPROACH_NEAR) / (APPROACH_RAMP - APPROACH_NEAR)).clamp(0.0, 1.0) * (clamp - RAMP_FLOOR)
+    limit = torch.where(tdist > APPROACH_RAMP, clamp, torch.minimum(ramp, clamp))
+    walk = neutral & ~decided & (tdist > APPROACH_NEAR)
+    stepped = (mine(fs.stick_x_prev) + toward * levels.step[Li]).clamp(-1.0, 1.0)
+    stepped = torch.maximum(torch.minimum(stepped, limit), -limit)
+    o, decided = put(o, decided, walk, sx=stepped)
     fs = fs._replace(cpu_plan=plan, cpu_timer=timer, cpu_act=act, cpu_wait=wait, cpu_count=count)
     return CpuDecision(o, fs, g.cpu_cooldown)
 

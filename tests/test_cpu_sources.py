@@ -1,0 +1,31 @@
+"""``cpu-report``'s figures beside the sources (arena/cpu_sources.py): the perfect-shield probe and the rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from melee_agent.arena import cpu_report, cpu_sources
+
+
+def test_the_probe_finds_the_perfect_shield_window_and_the_counterattack():
+    # [W-PS]: a hit on the shield's first frames (4 in the arena's melee fights) takes no shield damage; a level-9
+    # Marth then shield-grabs as soon as he can act ([W-AI]); the designed CPU's fights have no perfect shield.
+    p = cpu_sources.perfect_shield_probe("melee", 9)
+    assert [f for f, ok in p["perfect_by_shield_frame"].items() if ok] == [1, 2, 3, 4]
+    assert p["punished"] == p["of"] and max(p["punish_frames"]) <= 1.0, p
+    d = cpu_sources.perfect_shield_probe("designed", 9)
+    assert not any(d["perfect_by_shield_frame"].values())
+
+
+@pytest.mark.slow
+def test_every_named_behaviour_has_a_row_with_the_arenas_figure():
+    doc = cpu_report.report("melee", 9, envs=2, frames=60, scenarios=("standing", "recovery"))
+    rows = cpu_sources.beside_sources(doc, cpu_sources.perfect_shield_probe("melee", 9))
+    names = " ".join(r["behaviour"] for r in rows)
+    for named in ("perfect shield", "counterattack", "jab, grab, dash grab", "aerials", "wavedash", "up-B angle",
+                  "charged smash", "edgehogs"):
+        assert named in names, named
+    by = {r["behaviour"]: r for r in rows}
+    assert by["perfect shield (a hit on the shield's first frames)"]["arena"] == "frames 1-4"
+    assert by["wait from choosing an attack to playing it"]["source_figure"] == "0-0 frames"
+    assert "| behaviour |" in cpu_sources.format_rows(rows)
