@@ -15,7 +15,7 @@ from melee_agent.config import ConfigError
 
 #: Subcommand modules in this package; each defines ``register(subparsers)``.
 SUBCOMMANDS = ("train", "manager", "worker", "launch", "eval", "bench", "fidelity", "watch", "umi", "compare",
-               "cpu_report", "ladder")
+               "cpu_report", "ladder", "exploit")
 
 
 class Parser(argparse.ArgumentParser):
