@@ -62,7 +62,8 @@ class Trainer:
         self.ingest = Ingest(self.replay, self.ledger, self.board, cfg.manager.queue_batches,
                              lambda: self.learner.train_steps, resumed.rows_ingested if resumed else 0)
         self.publisher = Publisher(self.run_dir, self.action_set, keep, self.board,
-                                   resumed.next_version if resumed else 0, delay_frames=cfg.env.delay_frames)
+                                   resumed.next_version if resumed else 0, delay_frames=cfg.env.delay_frames,
+                                   character=cfg.env.characters[0])
         self.thread = TrainingThread(cfg.manager, cfg.learner.batch_size, self.learner, self.ingest, self.board,
                                      publish=lambda: self.publisher.publish_next(self.learner),
                                      checkpoint=self.checkpoint, log_status=self.log_status)

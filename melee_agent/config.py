@@ -92,6 +92,9 @@ class EnvConfig:
     # Frames between the agent's controller state and the game reading it, in the arena and in
     # Dolphin (the Computer Melee Championship plays at 18 and 21).
     delay_frames: int = 0
+    # Arena fights only: the character on each port (DESIGN.md "Ports"): the agent's on port 0, the CPU's on
+    # port 1 (the CPU plays Marth only). ["marth", "marth"] trains Marth against the Marth CPU.
+    characters: list[str] = field(default_factory=lambda: ["fox", "marth"])
     # Arena only: torch.compile the frame (3-9x faster frames; ~1-3 minutes of compiling per
     # batch size on first use, cached on disk after that).
     compile: bool = False
@@ -249,8 +252,12 @@ def _apply(cfg: Config, section: str, key: str, value: Any, origin: str) -> None
     if isinstance(current, list):
         if not isinstance(value, list):
             raise ConfigError(f"{origin}: {section}.{key} must be a list like [1, 2], got {value!r}")
-        kind = {"cpu_levels": int}.get(key, float)
+        kind = {"cpu_levels": int, "characters": str}.get(key, float)
         for x in value:
+            if kind is str:
+                if not isinstance(x, str):
+                    raise ConfigError(f"{origin}: {section}.{key} must hold names like \"fox\", got {x!r}")
+                continue
             if isinstance(x, bool) or not isinstance(x, (int, float)) or (kind is int and not isinstance(x, int)):
                 raise ConfigError(f"{origin}: {section}.{key} must hold {'integers' if kind is int else 'numbers'}, "
                                   f"got {x!r}")
@@ -418,6 +425,7 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
                           "for equal weights")
     if cfg.env.cpu not in ("designed", "melee"):
         raise ConfigError(f"env.cpu must be 'designed' or 'melee', got {cfg.env.cpu!r}")
+    check_characters_config(cfg)
     if cfg.env.env == "dolphin":
         check_dolphin_config(cfg.dolphin, str(path) if path is not None else "config")
     return cfg
@@ -457,3 +465,18 @@ def env_levels(cfg: Config) -> tuple[int, ...]:
 def default_run_dir(cfg: Config) -> Path:
     """Where a run writes when no ``--run-dir`` is given: ``runs/<config name>-<local time>``."""
     return Path("runs") / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def check_characters_config(cfg: Config) -> None:
+    """``env.characters``: two known names, Fox vs Marth outside arena fights, Marth on the CPU's port 1."""
+    from melee_agent.arena.ports import CHARACTER_NAMES, DEFAULT_CHARACTERS  # noqa: PLC0415
+
+    chars = tuple(c.lower() for c in cfg.env.characters)
+    if len(chars) != 2 or any(c not in CHARACTER_NAMES for c in chars):
+        raise ConfigError(f"env.characters must name two of {', '.join(CHARACTER_NAMES)} (port 0, port 1), got "
+                          f"{cfg.env.characters}")
+    if chars != DEFAULT_CHARACTERS and (cfg.env.env != "arena" or cfg.env.game != "fight"):
+        raise ConfigError(f"env.characters={list(chars)} plays arena fights (env.env='arena', env.game='fight')")
+    if chars[1] != "marth":
+        raise ConfigError(f"env.characters={list(chars)}: port 1 is the CPU's, and the CPU plays Marth only")
+    cfg.env.characters = list(chars)

@@ -82,4 +82,4 @@ def _arena(cfg: Config, num_envs: int, level: int | list[int], device: str | tor
     return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,
                  reward=cfg.env.reward, max_frames=cfg.env.max_frames if dodge else (cfg.env.clock_frames or None), compile=cfg.env.compile,
                  level_weights=weights, spread_levels=spread, game=cfg.env.game, delay_frames=cfg.env.delay_frames,
-                 cpu=cfg.env.cpu)
+                 cpu=cfg.env.cpu, characters=cfg.env.characters)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import copy
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -64,7 +64,7 @@ class FusedTrainer:
     """
 
     def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False,
-                 seed: int | None = None):
+                 seed: int | None = None, opponents: Callable[[Any], Any] | None = None):
         # The manager's and the workers' parts, composed in this process (the one other place than
         # training.py that composes roles; the core modules never import them).
         from melee_agent.manager.trainer import Trainer  # noqa: PLC0415
@@ -81,6 +81,8 @@ class FusedTrainer:
         envs = fused_envs(cfg)
         self.seed = seed if seed is not None else int(time.time()) % 100_000
         self.env = make_env(cfg, num_envs=envs, device=device, seed=self.seed)
+        if opponents is not None:  # port 1's controllers other than the CPU (arena.ports), before the first reset
+            self.env.set_opponents(opponents(self.env))
         w = cfg.worker
         epsilon: float | torch.Tensor = ape_x_epsilon(0, 1, w.epsilon_base, w.epsilon_alpha)
         if w.epsilon_per_env and envs > 1:

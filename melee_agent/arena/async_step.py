@@ -103,11 +103,13 @@ class FrameStep(NamedTuple):
 
 
 def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc: Totals, cur: torch.Tensor,
-                mf: torch.Tensor, c: FrameConsts) -> FrameStep:
+                mf: torch.Tensor, c: FrameConsts, opponent: tuple[torch.Tensor, torch.Tensor] | None = None
+                ) -> FrameStep:
     """One frame of every environment's current macro, and what it adds to the macro's totals.
 
     Environments where ``start`` holds begin macro ``actions`` with this frame. A pure function,
-    so ``torch.compile`` can fuse it whole.
+    so ``torch.compile`` can fuse it whole. ``opponent`` (fights only): port 1's controller state ``[C, B]``
+    and the ``[B]`` mask where it replaces the CPU (:mod:`melee_agent.arena.ports`).
     """
     cur = torch.where(start, actions, cur)
     mf = torch.where(start, 0, mf)
@@ -118,7 +120,7 @@ def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc
         state = state._replace(inputs=torch.cat((inputs[:, 1:], ctrl.t().unsqueeze(1)), 1))
         ctrl = inputs[:, 0].t()
     if c.fight is not None:
-        state, damage, ko = fight_frame(state, ctrl, c.fight, c.seed, c.spawn_x)
+        state, damage, ko = fight_frame(state, ctrl, c.fight, c.seed, c.spawn_x, opponent)
     else:
         state, damage, ko = game_frame(state, ctrl, c.tables, c.levels, c.seed, c.spawn_x)
     return outcome(state, damage, ko, acc, cur, mf, c)

@@ -29,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Sequence
 
 import torch
@@ -43,6 +44,7 @@ from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
 from melee_agent.arena.fight.frame import FightConsts, check_cpu
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.place import place as place_fighter
+from melee_agent.arena.ports import DEFAULT_CHARACTERS, Opponents, character_table, check_characters
 from melee_agent.arena.sim import intangible
 from melee_agent.arena.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
@@ -53,7 +55,8 @@ class Arena:
     def __init__(self, num_envs: int, cpu_level: int | Sequence[int] = 9, device: str | torch.device = "cpu",
                  seed: int = 0, action_set: str | None = None, reward: str | None = None,
                  max_frames: int | None = None, compile: bool = False, level_weights: Sequence[float] | None = None,
-                 spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0, cpu: str = "designed"):
+                 spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0, cpu: str = "designed",
+                 characters: Sequence[str] = DEFAULT_CHARACTERS):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
         setup = resolve(game, action_set, reward, max_frames)
@@ -66,6 +69,13 @@ class Arena:
         #: Which CPU plays Marth: ``designed`` (fights: marth_cpu; dodging: cpu_levels.CPU_LEVELS) or ``melee``
         #: (Melee's own AI: fights melee_cpu, dodging cpu_levels.MELEE_LEVELS).
         self.cpu = cpu
+        #: The character on each port (DESIGN.md "Ports"); other than Fox vs Marth, fights only.
+        self.characters = check_characters(characters)
+        if self.characters != DEFAULT_CHARACTERS and self.game != "fight":
+            raise ValueError(f"characters={list(self.characters)} plays fights (game='fight'); the dodging game is "
+                             "Fox against Marth")
+        #: Port 1's controllers other than the CPU (:meth:`set_opponents`); None: the CPU everywhere.
+        self.opponents: Opponents | None = None
         self.device = torch.device(device)
         levels = check_levels(cpu_level)  # raises on a level outside 1-9
         mix = LevelMix.of(levels, level_weights, self.device, spread=spread_levels)
@@ -97,7 +107,7 @@ class Arena:
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
-            fight=FightConsts.build(self.device, num_envs, cpu) if self.game == "fight" else None)
+            fight=self._fight_consts(num_envs, cpu))
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
@@ -111,6 +121,38 @@ class Arena:
         #: Called with the state after every frame (``step`` and ``step_async``), where not None:
         #: how a viewer records a game frame by frame (it costs one Python call per frame).
         self.on_frame: Callable[[EnvState], None] | None = None
+
+    def _fight_consts(self, num_envs: int, cpu: str) -> FightConsts | None:
+        if self.game != "fight":
+            return None
+        fc = FightConsts.build(self.device, num_envs, cpu)
+        return dataclasses.replace(fc, table=character_table(fc.table, self.characters))
+
+    def set_opponents(self, opponents: Opponents | None) -> None:
+        """Port 1 played by ``opponents`` in the environments they hold (the CPU in the rest); None: the CPU
+        everywhere. Fights on the eager arena only."""
+        if opponents is not None:
+            self._fight_only("a model opponent")
+            if self.compiled:
+                raise ValueError("opponents play on the eager arena (compile=False): their forward passes run "
+                                 "between frames")
+            if opponents.num_envs != self.num_envs:
+                raise ValueError(f"the opponents hold {opponents.num_envs} environments, the arena {self.num_envs}")
+        self.opponents = opponents
+        self._check_port1()
+
+    def _check_port1(self) -> None:
+        if self.characters[1] != "marth" and (self.opponents is None or not bool(self.opponents.mask.all())):
+            raise ValueError(f"the CPU plays Marth only: with {self.characters[1]!r} on port 1 every environment "
+                             "needs an opponent (Arena.set_opponents)")
+
+    def _opponent(self, active: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """Port 1's controller for the next frame where opponents play (their macros move on where ``active``)."""
+        return None if self.opponents is None else self.opponents.controls(self, active)
+
+    def _opponents_restart(self, done: torch.Tensor) -> None:
+        if self.opponents is not None:
+            self.opponents.restart(done)
 
     @property
     def cpu_levels(self) -> torch.Tensor:
@@ -139,6 +181,9 @@ class Arena:
     def reset(self) -> torch.Tensor:
         self.state = storage.reset_envs(self.state, self._all, self._consts.seed, self._consts.mix, self._consts.neutral)
         self._macro = MacroProgress.fresh(self.num_envs, self.device)  # every environment chooses next
+        self._opponents_restart(self._all)
+        if self.game == "fight":
+            self._check_port1()
         return self.observe()
 
     def close(self) -> None:
@@ -176,7 +221,9 @@ class Arena:
         acc = Totals.zeros(self.num_envs, self.device)
         cur, mf = actions, torch.zeros_like(actions)
         for _ in range(int(lens.max())):
-            f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
+            opp = self._opponent(active)
+            f = (self._frame_async(self.state, start, actions, acc, cur, mf, self._consts) if opp is None else
+                 self._frame_async(self.state, start, actions, acc, cur, mf, self._consts, opp))
             self.state = where(active, f.state, self.state)
             if self.on_frame is not None:
                 self.on_frame(self.state)
@@ -187,6 +234,7 @@ class Arena:
             done |= f.done & active
             active = active & ~f.ready
             start = torch.zeros_like(start)
+        self._opponents_restart(done)
         return self._finish(self._all, done, actions, acc, terminal, truncated)
 
     # --- raw controller frames (docs/design.md "Motion: raw controller frames") ---
@@ -257,7 +305,9 @@ class Arena:
             self.state = end.state
             return end.next, acc.reward, f.done, fe.info
         while True:
-            f = self._frame_async(self.state, start, actions, acc, cur, mf, self._consts)
+            opp = self._opponent(self._all)
+            f = (self._frame_async(self.state, start, actions, acc, cur, mf, self._consts) if opp is None else
+                 self._frame_async(self.state, start, actions, acc, cur, mf, self._consts, opp))
             self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame
             if self.on_frame is not None:
                 self.on_frame(self.state)
@@ -265,4 +315,5 @@ class Arena:
                 break
             start = torch.zeros_like(start)  # later frames continue the macros
         self._macro = MacroProgress(f.ready, cur, mf, acc)
+        self._opponents_restart(f.done)
         return self._finish(f.ready, f.done, cur, acc, f.terminal, f.truncated)

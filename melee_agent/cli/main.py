@@ -16,7 +16,7 @@ from melee_agent.config import ConfigError
 
 #: Subcommand modules in this package; each defines ``register(subparsers)``.
 SUBCOMMANDS = ("train", "manager", "worker", "launch", "eval", "bench", "fidelity", "watch", "umi", "compare",
-               "cpu_report", "play")
+               "cpu_report", "play", "ladder", "exploit")
 
 
 class Parser(argparse.ArgumentParser):

@@ -128,9 +128,13 @@ def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: T
     return ps, fs, ko
 
 
-def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | Tensor, spawn_x: Tensor) -> FrameResult:
-    """Advance every fight one frame; ``ctrl`` is the agent's controller state ``[len(TABLE_COLUMNS), B]``."""
-    return fight_frame_fox(state, fighter.agent_pad(ctrl), consts, seed, spawn_x)[0]
+def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | Tensor, spawn_x: Tensor,
+                opponent: tuple[Tensor, Tensor] | None = None) -> FrameResult:
+    """Advance every fight one frame; ``ctrl`` is the agent's controller state ``[len(TABLE_COLUMNS), B]``;
+    ``opponent``, where given, is port 1's controller state (same layout) and the ``[B]`` mask of environments
+    where it, not the CPU, plays port 1 (DESIGN.md "Ports": a model opponent)."""
+    other = None if opponent is None else (fighter.agent_pad(opponent[0]), opponent[1])
+    return fight_frame_fox(state, fighter.agent_pad(ctrl), consts, seed, spawn_x, other)[0]
 
 
 def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> marth_cpu.CpuDecision:
@@ -141,14 +145,18 @@ def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> mar
 
 
 def fight_frame_fox(state: EnvState, fox: tuple[Tensor, ...], consts: FightConsts, seed: int | Tensor,
-                    spawn_x: Tensor) -> tuple[FrameResult, Pad]:
+                    spawn_x: Tensor, opponent: tuple[tuple[Tensor, ...], Tensor] | None = None
+                    ) -> tuple[FrameResult, Pad]:
     """:func:`fight_frame` from Fox's controller as ``[B]`` a, b, jump, z, shield, sx, sy; also both pads played
     (what ``cpu-report`` reads the CPU's presses from)."""
     was_beyond = beyond(state.players)
     state, frozen = count_down(state)
     cpu = cpu_control(state, consts, seed)
     state = state._replace(fight=cpu.fight, game=state.game._replace(cpu_cooldown=cpu.cooldown))
-    pad = Pad(*(torch.stack((f, m), 1) for f, m in zip(fox, cpu.pad)))
+    port1 = tuple(cpu.pad)
+    if opponent is not None:  # port 1 played by a controller other than the CPU where the mask holds
+        port1 = tuple(torch.where(opponent[1], o, m) for o, m in zip(opponent[0], port1))
+    pad = Pad(*(torch.stack((f, m), 1) for f, m in zip(fox, port1)))
     return play(state, pad, frozen, consts.table, spawn_x, was_beyond, consts.perfect_shield_frames), pad
 
 

@@ -123,11 +123,13 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
         speed_y_attack=torch.where(land, 0.0, torch.where(live, dky, ky)),
         position_x=x, position_y=torch.where(land, 0.0, y), on_ground=torch.where(lift, 0.0, ps.on_ground))
     ps, fs = _land(ps, fs, T, land)
-    # Two grounded fighters that overlap push apart (a tie puts Fox to the left); not in a grab.
+    # Two grounded fighters that overlap push apart (a tie puts port 0 to the left); not in a grab.
     both = (ps.on_ground > 0) & (other(ps.on_ground, T) > 0)
     gap = ps.position_x - other(ps.position_x, T)
     held = (r == slot_row(T, Slot.HELD)) | (other(r, T) == slot_row(T, Slot.HELD))
-    apart = torch.where(gap == 0, torch.where(T.base > 0, 1.0, -1.0), torch.sign(gap))
+    # Port 1 is the one whose other-column index (``T.swap``) is even: a tie puts port 0 to the left, whichever
+    # characters play (with Fox on port 0 and Marth on port 1 this is the same rule as before).
+    apart = torch.where(gap == 0, torch.where(T.swap % 2 == 0, 1.0, -1.0), torch.sign(gap))
     push = both & ~held & (gap.abs() < PUSH_DIST) & live
     ps = ps._replace(position_x=torch.where(push, ps.position_x + apart * PUSH_SPEED, ps.position_x))
     walk_off = live & ground & ~on_stage
