@@ -12,11 +12,11 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from melee_agent.learner import Learner
-from melee_agent.model import model_to_bytes
-from melee_agent.state import STATE_LAYOUT
+from melee_agent.rl.learner import Learner
+from melee_agent.rl.model import model_to_bytes
+from melee_agent.envs.state import STATE_LAYOUT
 from melee_agent.manager.metrics import Board
-from melee_agent.manager.published import write_published
+from melee_agent.manager.model_files import write_published
 
 log = logging.getLogger("melee_agent.manager")
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import torch
 
-from melee_agent.actions import get_action_set
+from melee_agent.envs.actions import get_action_set
 from melee_agent.config import Config, save_resolved_config
-from melee_agent.learner import Learner
-from melee_agent.replay import Replay
-from melee_agent.wire import Experience
-from melee_agent.manager.checkpoint_state import Checkpointer
+from melee_agent.rl.learner import Learner
+from melee_agent.rl.replay import Replay
+from melee_agent.io.wire import Experience
+from melee_agent.manager.checkpoint_contents import Checkpointer
 from melee_agent.manager.ingest import Ingest, NotStored, QueueFull
 from melee_agent.manager.ledger import UploadLedger
 from melee_agent.manager.metrics import Board
@@ -32,7 +32,7 @@ from melee_agent.manager.publisher import PublishedModel, Publisher
 from melee_agent.manager.replay_factory import make_replay
 from melee_agent.manager.resume import check_run_dir, resume as resume_run
 from melee_agent.manager.status import ManagerStatus
-from melee_agent.manager.training_thread import TrainingThread
+from melee_agent.manager.train_loop import TrainingThread
 
 __all__ = ["NotStored", "PublishedModel", "QueueFull", "Trainer", "check_run_dir"]
 

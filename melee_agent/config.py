@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from melee_agent.files import atomic_write_json
+from melee_agent.io.files import atomic_write_json
 
 try:
     import tomllib
@@ -55,7 +55,7 @@ class LearnerConfig:
     target_sync: int = 10_000
     metrics_every: int = 100
     huber_delta: float = 1.0
-    # The network's width (melee_agent/model.py): the shared layer's units and each stream's hidden units.
+    # The network's width (melee_agent/rl/model.py): the shared layer's units and each stream's hidden units.
     shared: int = 128
     stream: int = 512
     # Each row's reward is multiplied by this in the TD target (y = scale * r + discount * Q'). Adam is

@@ -68,7 +68,7 @@ def _serve(run_dir: Path, token: str | None, resume: bool, overrides: dict[str, 
 
     from melee_agent.config import load_config  # noqa: PLC0415
     from melee_agent.manager.app import create_app  # noqa: PLC0415
-    from melee_agent.manager.process import free_port  # noqa: PLC0415
+    from melee_agent.manager.spawn import free_port  # noqa: PLC0415
 
     sets = [*MANAGER_SETS, *(f"{k.replace('__', '.')}={v}" for k, v in overrides.items())]
     app = create_app(load_config("small", sets), run_dir, token=token, resume=resume)
@@ -97,7 +97,7 @@ def manager() -> ServeManager:
     ``m.url`` (``m.trainer`` is its Trainer) and stops it (final checkpoint) on leaving;
     ``section__key=value`` overrides :data:`MANAGER_SETS`. Use it again on the same folder with
     ``resume=True`` for a restart. Tests that kill the manager's process use
-    :class:`melee_agent.manager.process.ManagerProcess` instead.
+    :class:`melee_agent.manager.spawn.ManagerProcess` instead.
     """
     def serve(run_dir: Path, token: str | None = None, resume: bool = False,
               **overrides: object) -> AbstractContextManager[LiveManager]:

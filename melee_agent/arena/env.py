@@ -4,7 +4,7 @@ One ``step`` is one decision: every environment plays its chosen action's whole 
 sequence, frame by frame; an environment whose sequence (or episode) ends early is frozen for
 the remaining frames of the call. ``step_async`` lets each environment decide on its own clock
 (see :mod:`melee_agent.arena.async_step`). Finished episodes reset themselves. The arena is a
-:class:`~melee_agent.vecenv.VecEnv`.
+:class:`~melee_agent.envs.vecenv.VecEnv`.
 
 ``cpu_level`` is one level (every environment plays it) or a set of levels: each environment
 then draws its CPU's level again at every episode reset (``level_weights``: optional relative
@@ -33,8 +33,8 @@ from typing import Callable, Sequence
 
 import torch
 
-from melee_agent.actions import get_action_set
-from melee_agent.arena import storage
+from melee_agent.envs.actions import get_action_set
+from melee_agent.arena import episodes as storage
 from melee_agent.arena.async_step import (FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
                                           ko_causes, pads_frame)
 from melee_agent.arena.compiled import compiled
@@ -43,10 +43,10 @@ from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
 from melee_agent.arena.fight.frame import FightConsts, check_cpu
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.place import place as place_fighter
-from melee_agent.arena.sim import intangible
-from melee_agent.arena.tables import build_tables
+from melee_agent.arena.dodge.frame import intangible
+from melee_agent.arena.dodge.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
-from melee_agent.vecenv import StepResult
+from melee_agent.envs.vecenv import StepResult
 
 
 class Arena:

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from melee_agent.config import Config, default_run_dir, env_levels
-from melee_agent.files import atomic_write_json
-from melee_agent.envs import ENVS, eval_config, make_env, make_eval_env
-from melee_agent.evaluate import EvalResult, GameFigures, evaluate, merge_games
-from melee_agent.plots import per_level_bars
-from melee_agent.policies import make_policy
+from melee_agent.io.files import atomic_write_json
+from melee_agent.envs.make import ENVS, eval_config, make_env, make_eval_env
+from melee_agent.report.evaluate import EvalResult, GameFigures, evaluate, merge_games
+from melee_agent.report.plots import per_level_bars
+from melee_agent.rl.policies import make_policy
 from melee_agent.cli.common import add_common, config_for_policy, require_png
 from melee_agent.cli import flags
 

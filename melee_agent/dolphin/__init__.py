@@ -9,7 +9,7 @@
 - :mod:`.supervisor`: keeping it in a game (menus, setup check, sudden death, watchdog, restarts);
 - :mod:`.env`: :class:`DolphinEnv`, the arena's environment API on top.
 
-The reward and episode rules are :class:`melee_agent.rewards.GameStateRules`, the arena's.
+The reward and episode rules are :class:`melee_agent.envs.rewards.GameStateRules`, the arena's.
 """
 
 from melee_agent.dolphin.env import DolphinEnv

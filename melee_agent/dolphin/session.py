@@ -179,7 +179,7 @@ def start_dolphin(cfg: DolphinConfig, launch: LaunchOptions, port: int, plug_tim
 
 def replay_session(path: str, agent_port: int, opponent_port: int, controller_factory: Callable[[int], Any]) -> Session:
     """A session on libmelee's file console: a real replay's frames, controllers that only record."""
-    from melee_agent.slp import console_class  # noqa: PLC0415
+    from melee_agent.io.slp import console_class  # noqa: PLC0415
 
     console = console_class()(path=str(path), is_dolphin=False, allow_old_version=True)
     console.connect()
