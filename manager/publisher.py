@@ -1,6 +1,6 @@
 """Publishing model versions: the one served by ``GET /v1/model`` and the files on disk.
 
-Each publish writes ``RUN_DIR/model.safetensors`` and a numbered copy (:mod:`.published`) before
+Each publish writes ``RUN_DIR/model.safetensors`` and a numbered copy (:mod:`.model_files`) before
 the new version is served, so a version is only ever seen once it is on disk. A publish that
 cannot be written (disk full) keeps serving the last one and reuses the number.
 """

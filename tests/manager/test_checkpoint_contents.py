@@ -10,7 +10,7 @@ from melee_agent.rl.learner import Learner
 from melee_agent.manager.checkpoint_contents import Checkpointer, TrainerCheckpoint, load_newest
 from melee_agent.manager.checkpoint_files import save_checkpoint
 from melee_agent.manager.ledger import LedgerSnapshot, UploadLedger
-from melee_agent.manager.replay_factory import make_replay
+from melee_agent.manager.trainer import make_replay
 
 
 def _learner() -> Learner:

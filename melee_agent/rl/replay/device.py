@@ -1,34 +1,5 @@
-"""Experience replays: the in-device replay (Parr 2017) and the in-RAM baseline it is measured against.
-
-Rows are 57 float32: ``obs[0:27] | action[27] | reward[28] | discount[29] | next_obs[30:57]``;
-workers send them, the replay stores them, the learner reads them, with no conversion.
-
-The device replay is split the TorchRL way into three small parts, each testable alone:
-
-* :class:`DeviceStorage`  - one ``[capacity, 57]`` tensor on the device, written FIFO with a
-  wrapping cursor;
-* :class:`StagingWriter` - a host block of ``block_size`` rows that fills one row (or many) at a
-  time and is copied to the storage as one block;
-* :class:`UniformSampler` - indices drawn on the device: ``idx ~ U{0, ..., size-1}``, so a sample is
-  ``storage[idx]`` with no host round trip.
-
-:class:`DeviceReplay` composes them; :class:`PrioritizedDeviceReplay` swaps the sampler for a
-device-resident float64 two-level sum tree (:class:`BlockSumTree`; ``P(i) = p_i^alpha / sum_k
-p_k^alpha``, importance weight ``w_i = (N P(i))^-beta / max_j w_j`` over the batch);
-the paper's in-RAM baseline, ``HostReplay``, lives beside the benchmark that uses it
-(:mod:`melee_agent.benchmarks.fed`).
-
-Example::
-
-    >>> import numpy as np
-    >>> r = DeviceReplay(capacity=10, block_size=4)
-    >>> r.add(np.zeros((6, ROW_WIDTH), np.float32)); len(r), r.staged
-    (4, 2)
-    >>> r.flush(); len(r)
-    6
-    >>> r.sample(3).obs.shape
-    torch.Size([3, 27])
-"""
+"""The device replays: :class:`DeviceReplay` (storage, writer, uniform sampler) and :class:`PrioritizedDeviceReplay`,
+with the batch they sample and the :class:`Replay` protocol both keep."""
 
 from __future__ import annotations
 
@@ -37,10 +8,10 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from melee_agent.rl.replay.samplers import BlockSumTree, UniformSampler
+from melee_agent.rl.replay.storage import DeviceStorage, check_rows
+from melee_agent.rl.replay.writer import StagingWriter
 from melee_agent.rl.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
-
-__all__ = ["ROW_WIDTH", "Replay", "ReplayBatch", "ReplayStats", "DeviceStorage", "StagingWriter", "UniformSampler",
-           "DeviceReplay", "BlockSumTree", "PrioritizedDeviceReplay", "annealed_beta"]
 
 
 class ReplayBatch:
@@ -123,174 +94,9 @@ class Replay(Protocol):
         """The prioritized replay's figures; ``None`` for a uniform one."""
         ...
 
-
 def _no_priorities(replay: Any) -> None:
     raise TypeError(f"{type(replay).__name__} samples uniformly and keeps no priorities "
                     "(use PrioritizedDeviceReplay: replay.prioritized = true)")
-
-
-def check_rows(rows: Any) -> np.ndarray | torch.Tensor:
-    if rows.ndim != 2 or rows.shape[1] != ROW_WIDTH:
-        raise ValueError(f"rows must be [n, {ROW_WIDTH}], got {list(rows.shape)}")
-    return rows
-
-
-class DeviceStorage:
-    """A ``[capacity, 57]`` float32 tensor on ``device`` written FIFO with a wrapping cursor."""
-
-    def __init__(self, capacity: int, device: str | torch.device = "cpu"):
-        if capacity <= 0:
-            raise ValueError(f"capacity must be positive, got {capacity}")
-        self.capacity = int(capacity)
-        self.device = torch.device(device)
-        self.data = torch.zeros(self.capacity, ROW_WIDTH, dtype=torch.float32, device=self.device)
-        self.cursor = 0  # next row to write
-        self.size = 0  # rows holding data; host ints, so nothing here waits on the device
-        # The same count on the device, for a train step captured as a CUDA graph: the graph
-        # reads it at each replay, where a host int would be frozen into the capture.
-        self.size_t = torch.zeros((), dtype=torch.long, device=self.device)
-
-    def write(self, rows: torch.Tensor, indices: bool = True) -> torch.Tensor | None:
-        """Write rows at the cursor (wrapping); returns the storage indices written, on the device.
-
-        With ``indices=False`` nothing is returned (saves a small kernel per block when no one
-        tracks writes, which matters for tiny blocks).
-        """
-        total = rows.shape[0]
-        start = self.cursor
-        if total > self.capacity:
-            # Only the newest `capacity` rows would survive; write just those, where FIFO puts them.
-            start = (start + total - self.capacity) % self.capacity
-            rows = rows[-self.capacity :]
-        n = rows.shape[0]
-        first = min(n, self.capacity - start)
-        self.data[start : start + first].copy_(rows[:first], non_blocking=True)
-        if first < n:
-            self.data[: n - first].copy_(rows[first:], non_blocking=True)
-        self.cursor = (self.cursor + total) % self.capacity
-        self.size = min(self.size + total, self.capacity)
-        self.size_t.fill_(self.size)
-        if not indices:
-            return None
-        return (torch.arange(n, device=self.device) + start) % self.capacity
-
-    def nbytes(self) -> int:
-        return self.data.numel() * self.data.element_size()
-
-
-class StagingWriter:
-    """A host block that collects rows and hands them to a :class:`DeviceStorage` a block at a time.
-
-    On CUDA the block is pinned and double-buffered so a copy in flight never sees its source
-    overwritten; on the CPU a block copy is a plain memcpy.
-    """
-
-    def __init__(self, storage: DeviceStorage, block_size: int = 2000):
-        if block_size <= 0:
-            raise ValueError(f"block_size must be positive, got {block_size}")
-        self.storage = storage
-        self.block_size = int(block_size)
-        pin = storage.device.type == "cuda"
-        self._blocks = [torch.empty(self.block_size, ROW_WIDTH, dtype=torch.float32, pin_memory=pin)
-                        for _ in range(2 if pin else 1)]
-        self._events: list[Any] = [None] * len(self._blocks)
-        self._which = 0
-        self._np = self._blocks[0].numpy()
-        self.staged = 0
-        self.on_write = None  # callback(indices on the device, rows consumed) for samplers that track writes
-
-    def add_one(self, row: np.ndarray | torch.Tensor) -> None:
-        """Stage one ``[57]`` row: a numpy write, no torch op (the one-at-a-time fast path)."""
-        if isinstance(row, torch.Tensor):
-            row = row.detach().to("cpu", torch.float32).numpy()
-        self._np[self.staged] = row
-        self.staged += 1
-        if self.staged == self.block_size:
-            self.flush()
-
-    def add(self, rows: np.ndarray | torch.Tensor) -> None:
-        rows = check_rows(rows)
-        n, i = rows.shape[0], 0
-        if self.staged == 0 and n >= self.block_size:
-            # Whole blocks skip the staging copy: one transfer straight into the storage.
-            whole = n - n % self.block_size
-            src = rows[:whole]
-            src = torch.from_numpy(np.ascontiguousarray(src, dtype=np.float32)) if isinstance(src, np.ndarray) else src
-            self._write(src.to(torch.float32))
-            i = whole
-        while i < n:
-            take = min(self.block_size - self.staged, n - i)
-            chunk = rows[i : i + take]
-            if isinstance(chunk, torch.Tensor):
-                chunk = chunk.detach().to("cpu", torch.float32).numpy()
-            self._np[self.staged : self.staged + take] = chunk
-            self.staged += take
-            i += take
-            if self.staged == self.block_size:
-                self.flush()
-
-    def flush(self) -> None:
-        """Move the staged rows (a whole or partial block) to the storage."""
-        if self.staged == 0:
-            return
-        block = self._blocks[self._which]
-        self._write(block[: self.staged])
-        if len(self._blocks) > 1:
-            ev = torch.cuda.Event()
-            ev.record()
-            self._events[self._which] = ev
-            self._which ^= 1
-            if self._events[self._which] is not None:
-                self._events[self._which].synchronize()
-            self._np = self._blocks[self._which].numpy()
-        self.staged = 0
-
-    def _write(self, rows: torch.Tensor) -> None:
-        idx = self.storage.write(rows, indices=self.on_write is not None)
-        if self.on_write is not None:
-            self.on_write(idx, rows.shape[0])
-
-    def nbytes(self) -> int:
-        return sum(b.numel() * b.element_size() for b in self._blocks)
-
-
-class UniformSampler:
-    """Uniform indices over the filled part of a storage, drawn on its device."""
-
-    def __init__(self, storage: DeviceStorage, seed: int | None = None):
-        self.storage = storage
-        self.generator = None
-        if seed is not None:
-            self.generator = torch.Generator(device=storage.device)
-            self.generator.manual_seed(seed)
-        self._ones: dict[int, torch.Tensor] = {}
-
-    def sample(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
-        size = self.storage.size
-        if size == 0:
-            raise ValueError("cannot sample from an empty replay (flush staged rows first)")
-        idx = torch.randint(0, size, (batch_size,), device=self.storage.device, generator=self.generator)
-        weight = self._ones.get(batch_size)
-        if weight is None:
-            weight = self._ones[batch_size] = torch.ones(batch_size, device=self.storage.device)
-        return idx, weight
-
-    def sample_graphed(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The same draw with nothing read from the host, for a step captured as a CUDA graph::
-
-            idx = min(floor(u * size), size - 1),   u ~ U[0, 1) in float64
-
-        ``size`` is the storage's device count (read at each graph replay) and ``u`` comes from
-        the device's default generator (graph-safe; a seeded ``generator`` is not used here).
-        """
-        size = self.storage.size_t
-        u = torch.rand(batch_size, dtype=torch.float64, device=self.storage.device)
-        idx = torch.minimum(u.mul_(size).long(), size - 1)
-        weight = self._ones.get(batch_size)
-        if weight is None:
-            weight = self._ones[batch_size] = torch.ones(batch_size, device=self.storage.device)
-        return idx, weight
-
 
 class DeviceReplay:
     """The in-device experience replay: storage, staging writer and uniform sampler in one.
@@ -369,82 +175,6 @@ class DeviceReplay:
     def nbytes(self) -> int:
         """Bytes held: the storage plus the staging block(s)."""
         return self.storage.nbytes() + self.writer.nbytes()
-
-
-class BlockSumTree:
-    """Priorities in two levels on a device, float64: leaves ``[K, S]`` and their block sums ``[K]``.
-
-    A sum tree of depth two. Sampling mass ``m`` (``0 <= m < total``) finds its block with one
-    ``searchsorted`` over the cumulative block sums, then its leaf with one ``searchsorted`` over
-    the cumulative sums inside that block::
-
-        c_k   = sum_{k' <= k} s_k'            (s_k = sum_j p_{k, j}: the block sums)
-        k(m)  = min{k : c_k > m},   r = m - (c_k - s_k)
-        j(m)  = min{j : sum_{j' <= j} p_{k, j'} > r},   leaf = k S + j
-
-    so a batch costs the same dozen tensor ops whatever the capacity (a binary tree pays one op per
-    level, 20 at a million rows); the work is ``O(K + B S)`` elements, which ``S = 128`` keeps small
-    at a million rows. ``set`` writes leaves and recomputes the sums of the blocks it touched from
-    the leaves (not by adding differences), so repeated indices in one update and float rounding
-    never make a block sum disagree with its leaves. Leaves of zero are never found.
-
-    Example::
-
-        >>> t = BlockSumTree(6, torch.device("cpu"), block=4)
-        >>> t.set(torch.arange(6), torch.tensor([1.0, 0.0, 2.0, 3.0, 4.0, 0.0]))
-        >>> float(t.total()), t.find(torch.tensor([0.5, 1.0, 5.99, 6.0, 9.99], dtype=torch.float64)).tolist()
-        (10.0, [0, 2, 3, 4, 4])
-    """
-
-    def __init__(self, capacity: int, device: torch.device, block: int = 128):
-        self.block = int(block)
-        self.num_blocks = max(1, -(-int(capacity) // self.block))
-        self.leaves = torch.zeros(self.num_blocks, self.block, dtype=torch.float64, device=device)
-        self.sums = torch.zeros(self.num_blocks, dtype=torch.float64, device=device)
-        self._flat = self.leaves.view(-1)
-
-    def set(self, idx: torch.Tensor, value: torch.Tensor, compact: bool = False) -> None:
-        """Leaves ``idx`` get ``value``; ``compact`` (for long sorted runs such as FIFO writes) sums
-        each touched block once, at the cost of a host sync on CUDA (never used in a train step)."""
-        # index_select / index_copy_ rather than x[i]: on CPU, advanced indexing costs ~10x more.
-        self._flat.index_copy_(0, idx, value.to(torch.float64))
-        blocks = torch.div(idx, self.block, rounding_mode="floor")
-        if compact:
-            blocks = torch.unique_consecutive(blocks)
-        self.sums.index_copy_(0, blocks, self.leaves.index_select(0, blocks).sum(1))
-
-    def total(self) -> torch.Tensor:
-        return self.sums.sum()
-
-    def find(self, mass: torch.Tensor, cumulative: torch.Tensor | None = None, limit: int | None = None) -> torch.Tensor:
-        """Leaf indices where the running sum first exceeds ``mass`` (``[B]`` float64, below the total).
-
-        ``cumulative``: the block sums' cumsum, where the caller has it already. A mass that float
-        rounding puts past its block's last leaf lands on the next leaf, clamped to ``limit``
-        (default: the last leaf).
-        """
-        c = self.sums.cumsum(0) if cumulative is None else cumulative
-        k = torch.searchsorted(c, mass, right=True).clamp_(max=self.num_blocks - 1)
-        r = mass - (c - self.sums).index_select(0, k)  # the mass left inside block k
-        inside = self.leaves.index_select(0, k).cumsum(1)  # [B, S]
-        j = torch.searchsorted(inside, r.unsqueeze(1), right=True).squeeze(1)
-        return j.add_(k, alpha=self.block).clamp_(max=self._flat.shape[0] - 1 if limit is None else limit)
-
-    def get(self, idx: torch.Tensor) -> torch.Tensor:
-        return self._flat.index_select(0, idx)
-
-
-def annealed_beta(beta: float, steps: int, step: int) -> float:
-    """The importance-weight exponent after ``step`` train steps (Schaul et al. 2016): linear from
-    ``beta`` to 1 over ``steps`` steps, 1 after that; ``steps <= 0`` keeps ``beta``.
-
-    >>> annealed_beta(0.4, 100, 0), annealed_beta(0.4, 100, 50), annealed_beta(0.4, 100, 500)
-    (0.4, 0.7, 1.0)
-    """
-    if steps <= 0:
-        return beta
-    return beta + (1.0 - beta) * min(1.0, step / steps)
-
 
 class PrioritizedDeviceReplay(DeviceReplay):
     """Proportional prioritized replay (Ape-X: alpha 0.6, beta 0.4) with a device sum tree.
