@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from melee_agent.benchmarks.replay import _random_rows, _time_interleaved, _time_per_call
+from melee_agent.benchmarks.timing import random_rows, time_interleaved, time_per_call
 from melee_agent.rl.learner import Learner
 from melee_agent.rl.replay import DeviceReplay, PrioritizedDeviceReplay
 
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     repeats = min(2, args.repeats) if args.quick else max(1, args.repeats)
     rng = np.random.default_rng(0)
     print(f"filling a prioritized store with {capacity:,} rows ...", flush=True)
-    rows = _random_rows(capacity, rng)
+    rows = random_rows(capacity, rng)
     priorities = rng.exponential(1.0, capacity)
     ours = PrioritizedDeviceReplay(capacity, device, block_size=2_000, seed=0)
     ours.add(rows, priority=priorities)
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if isinstance(fn, str):
             sample_update[name] = fn
             continue
-        sample_update[name] = {str(bs): _time_per_call(lambda fn=fn, bs=bs: fn(bs), calls, device, repeats) * 1e6
+        sample_update[name] = {str(bs): time_per_call(lambda fn=fn, bs=bs: fn(bs), calls, device, repeats) * 1e6
                                for bs in BATCH_SIZES}
     speedup = {k: {bs: v[bs] / sample_update["device_block_tree"][bs] for bs in v}
                for k, v in sample_update.items() if k != "device_block_tree" and isinstance(v, dict)}
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
              "prioritized": Learner(ours, num_actions=5, device=device, batch_size=128, metrics_every=100,
                                     beta_steps=100_000).step}
     train_steps = min(30, args.train_steps) if args.quick else args.train_steps
-    train = {k: v * 1e3 for k, v in _time_interleaved(steps, train_steps, device, repeats).items()}
+    train = {k: v * 1e3 for k, v in time_interleaved(steps, train_steps, device, repeats).items()}
     ratio = train["uniform"] / train["prioritized"]
     slowest_vs_numpy = min(speedup["numpy_sum_tree"].values())
     results = {"device": str(device), "capacity": capacity, "torch": torch.__version__,

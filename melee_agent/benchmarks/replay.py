@@ -22,17 +22,16 @@ from __future__ import annotations
 
 import argparse
 import gc
-import resource
-import time
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
+from melee_agent.benchmarks.timing import random_rows, rss_mb, sync, time_interleaved, time_per_call
 from melee_agent.benchmarks.fed import FedReplay, HostReplay, sb3_replay, torchrl_replay
 from melee_agent.rl.learner import Learner
 from melee_agent.rl.replay import DeviceReplay, PrioritizedDeviceReplay
-from melee_agent.rl.rows import ACTION, DISCOUNT, ROW_WIDTH
+from melee_agent.rl.rows import ROW_WIDTH
 from melee_agent.cli import flags
 
 BATCH_SIZES = (16, 32, 64, 128, 256)
@@ -48,53 +47,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prioritized", action="store_true",
                    help="bench the prioritized replay instead: sample + update per batch size against a numpy sum "
                         "tree and torchrl's PrioritizedSampler, and its train step against the uniform one")
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _time_once(fn: Callable[[], Any], calls: int, device: torch.device) -> float:
-    _sync(device)
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    _sync(device)
-    return (time.perf_counter() - t0) / calls
-
-
-def _time_per_call(fn: Callable[[], Any], calls: int, device: torch.device, repeats: int = 5) -> float:
-    """Best over `repeats` of the mean seconds per call (as timeit: other load only ever adds time)."""
-    for _ in range(max(3, calls // 10)):
-        fn()
-    return min(_time_once(fn, calls, device) for _ in range(repeats))
-
-
-def _time_interleaved(fns: dict[str, Callable[[], Any]], calls: int, device: torch.device,
-                      repeats: int) -> dict[str, float]:
-    """Like :func:`_time_per_call` for several cases, taking turns so that a burst of load from
-    other processes on a shared machine hits every case alike rather than skewing one ratio."""
-    for fn in fns.values():
-        for _ in range(max(3, calls // 10)):
-            fn()
-    best = {k: float("inf") for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            best[k] = min(best[k], _time_once(fn, calls, device))
-    return best
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
-
-
-def _random_rows(n: int, rng: np.random.Generator) -> np.ndarray:
-    rows = rng.random((n, ROW_WIDTH), dtype=np.float32)
-    rows[:, ACTION] = rng.integers(0, 5, n)
-    rows[:, DISCOUNT] = 0.99**3
-    return rows
 
 
 def _consume(batch: Any) -> None:
@@ -144,10 +96,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"device": str(device), "capacity": capacity, "torch": torch.__version__,
                                "threads": torch.get_num_threads(), "train_steps_per_round": train_steps,
                                "rounds": repeats, "timing": "best of rounds; train-step cases interleaved"}
-    rss0 = _rss_mb()
+    rss0 = rss_mb()
 
     print(f"filling stores with {capacity:,} rows ...", flush=True)
-    rows = _random_rows(capacity, rng)
+    rows = random_rows(capacity, rng)
     dev = DeviceReplay(capacity, device, block_size=2_000, seed=0)
     dev.add(rows)
     dev.flush()
@@ -166,7 +118,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if isinstance(fn, str):
             sample[name] = fn
             continue
-        sample[name] = {str(bs): _time_per_call(lambda fn=fn, bs=bs: _consume(fn(bs)),
+        sample[name] = {str(bs): time_per_call(lambda fn=fn, bs=bs: _consume(fn(bs)),
                                                 sample_calls // (4 if name == "host_list" else 1), device) * 1e6
                         for bs in BATCH_SIZES}
     sample_ratio = {k: {bs: v[bs] / sample["device"][bs] for bs in v} for k, v in sample.items()
@@ -179,7 +131,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     # --- add cost per experience ---
     n_rows = 20_000 if args.quick else 100_000
     one_at_a_time = {}
-    feed = _random_rows(n_rows, rng)
+    feed = random_rows(n_rows, rng)
     row_list = list(feed)
     for block in BLOCK_SIZES:
         r = DeviceReplay(max(capacity, 2 * block), device, block_size=block)
@@ -188,7 +140,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             add = r.add
             for row in row_list:
                 add(row)
-        one_at_a_time[str(block)] = _time_per_call(feed_rows, 1, device, repeats=3) / n_rows * 1e6
+        one_at_a_time[str(block)] = time_per_call(feed_rows, 1, device, repeats=3) / n_rows * 1e6
     h = HostReplay(capacity)
 
     def feed_host() -> None:
@@ -196,14 +148,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for row in row_list:
             add(row)
         del h.rows[:-capacity]
-    host_add = _time_per_call(feed_host, 1, device, repeats=3) / n_rows * 1e6
+    host_add = time_per_call(feed_host, 1, device, repeats=3) / n_rows * 1e6
     batch2000 = feed[:2_000]
-    batched = _time_per_call(lambda: dev.add(batch2000), 50 if args.quick else 500, device) / 2_000 * 1e6
+    batched = time_per_call(lambda: dev.add(batch2000), 50 if args.quick else 500, device) / 2_000 * 1e6
     results["add_us_per_row"] = {"one_at_a_time_by_block": one_at_a_time, "host_list_append": host_add,
                                  "batches_of_2000_full_store": batched}
 
     # --- train step ---
-    rss_before_train = _rss_mb()
+    rss_before_train = rss_mb()
     cases: dict[str, Any] = {"device": dev, "host_list": host, "fixed_batch": None,
                              **{k: v for k, v in fed.items() if not isinstance(v, str)}}
     results["train_step_ms"] = train = _train_table(cases, device, train_steps, repeats, graph=device.type == "cuda")
@@ -225,14 +177,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for _ in range(warm):
         learner.step()
     gc.collect()
-    rss_warm = _rss_mb()
+    rss_warm = rss_mb()
     for i in range(more):
         learner.step()
         if i % 10 == 0:
             dev.add(batch2000)  # keep writing: the store wraps, it must not grow
-    _sync(device)
+    sync(device)
     gc.collect()
-    rss_end = _rss_mb()
+    rss_end = rss_mb()
     results["memory"].update({"rss_start_mb": rss0, "rss_before_train_mb": rss_before_train,
                               "rss_after_warmup_mb": rss_warm, "rss_after_more_steps_mb": rss_end,
                               "more_steps": more, "more_rows_added": 2_000 * ((more + 9) // 10),
@@ -280,7 +232,7 @@ def _train_table(cases: dict[str, Any], device: torch.device, train_steps: int, 
             torch.manual_seed(0)
             steps["device_captured"] = Learner(cases["device"], num_actions=5, device=device, batch_size=bs,
                                                metrics_every=100, cuda_graph=True, beta_steps=100_000).step
-        row = {k: v * 1e3 for k, v in _time_interleaved(steps, train_steps, device, repeats).items()}
+        row = {k: v * 1e3 for k, v in time_interleaved(steps, train_steps, device, repeats).items()}
         del steps
         best = row.get("device_captured", row["device"])
         for k in list(row):

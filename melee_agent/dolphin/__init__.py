@@ -13,7 +13,8 @@ The reward and episode rules are :class:`melee_agent.envs.rewards.GameStateRules
 """
 
 from melee_agent.dolphin.env import DolphinEnv
-from melee_agent.dolphin.launch import DolphinError, LaunchOptions, check_paths, free_udp_port, launch_options
+from melee_agent.dolphin.errors import DolphinError
+from melee_agent.dolphin.launch import LaunchOptions, check_paths, free_udp_port, launch_options
 from melee_agent.dolphin.session import Session, StartFailed, replay_session, start_dolphin
 from melee_agent.dolphin.supervisor import RestartLimiter, Supervisor, Watchdog
 

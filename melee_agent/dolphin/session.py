@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from melee_agent.config import DolphinConfig
-from melee_agent.dolphin.launch import DolphinError, LaunchOptions
+from melee_agent.dolphin.errors import DolphinError
+from melee_agent.dolphin.launch import LaunchOptions
 from melee_agent.dolphin.scenes import scene_console_class
 
 log = logging.getLogger("melee_agent.dolphin")

@@ -31,12 +31,31 @@ Example (CUDA only)::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
-if TYPE_CHECKING:
-    from melee_agent.rl.learner import Learner
+from melee_agent.rl.replay import ReplayBatch
+
+
+class LearnerParts(Protocol):
+    """What the captured step uses of :class:`~melee_agent.rl.learner.Learner` (which builds it): named
+    here rather than imported, so that the learner depends on this module and not the other way round."""
+
+    device: torch.device
+    replay: Any
+    online: torch.nn.Module
+    target: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    train_steps: int
+    batch_size: int
+    beta_steps: int
+    _beta0: float
+    _acc: torch.Tensor
+
+    def beta_at(self, step: int) -> float: ...
+
+    def update(self, batch: ReplayBatch) -> None: ...
 
 WARMUP_STEPS = 3  # side-stream steps before capture (PyTorch's recipe uses 3 to 11)
 
@@ -45,7 +64,7 @@ class CapturedStep:
     """The learner's step (sample + :meth:`Learner.update`) as one CUDA graph, and the target
     sync as another."""
 
-    def __init__(self, learner: Learner):
+    def __init__(self, learner: LearnerParts):
         if learner.device.type != "cuda":
             raise ValueError(f"a CUDA graph needs a CUDA device, not {learner.device}")
         if len(learner.replay) == 0:
