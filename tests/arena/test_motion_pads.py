@@ -9,7 +9,7 @@ from melee.enums import Action
 from melee_agent.arena import Arena
 from melee_agent.arena.fight import pads
 from melee_agent.arena.fight.pads import Pads
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def test_examples() -> None:

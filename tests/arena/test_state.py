@@ -7,7 +7,7 @@ import torch
 from melee_agent.arena import Arena
 from melee_agent.arena import env_state as env_state_module
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, GameState, PlayerState, put, where, with_player
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def test_module_examples_run():

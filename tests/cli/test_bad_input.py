@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from melee_agent.cli.main import main
-from tests.conftest import replay_path
+from tests.replays_kit import replay_path
 
 
 def _err(capsys, *argv: str) -> tuple[int, str]:

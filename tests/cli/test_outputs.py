@@ -14,7 +14,7 @@ from melee_agent.cli.main import main
 from melee_agent.io import files
 from melee_agent.io.files import atomic_output, atomic_write_bytes, atomic_write_json, cannot_write
 from melee_agent.rl.model import DuelingDQN, save_model
-from tests.conftest import replay_path
+from tests.replays_kit import replay_path
 
 
 def _run(capsys, *argv: str) -> tuple[int, str]:

@@ -28,7 +28,7 @@ from melee_agent.report.evaluate import evaluate
 from melee_agent.rl.policies import make_policy
 from melee_agent.envs.rewards import GAME_FRAMES, GameStateRules, game_result
 from melee_agent.io.slp import game_ports, read_gamestates
-from tests.conftest import READABLE_REPLAYS, replay_path
+from tests.replays_kit import READABLE_REPLAYS, replay_path
 from tests.dolphin_standin.install import events, install_standin
 from tests.episode_ends import record_episode_ends
 from tests.recording_controller import held, recording_controller

@@ -16,7 +16,7 @@ from melee_agent.config import DolphinConfig
 from melee_agent.dolphin import DolphinError, check_paths
 from melee_agent.dolphin import iso as iso_module
 from melee_agent.dolphin.iso import check_iso, disc_header
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def image(tmp_path, name: str, data: bytes):

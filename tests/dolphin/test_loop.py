@@ -17,43 +17,12 @@ import torch
 
 from melee_agent.envs.actions import get_action_set
 from melee_agent.config import ConfigError, DolphinConfig, load_config
-from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths, replay_session
+from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths
 from melee_agent.dolphin.iso import disc_header
-from melee_agent.io.slp import game_ports, read_gamestates
 from melee_agent.envs.state import encode_gamestate
-from tests.conftest import READABLE_REPLAYS, replay_path
-from tests.recording_controller import held, recording_controller
-
-
-class ReplayOver(Exception):
-    pass
-
-
-def replay_env(path: Path, reward: str = "untouchable", max_frames: int = 3600, consoles: int = 1,
-               die_after: int | None = None) -> tuple[DolphinEnv, list]:
-    """A DolphinEnv on the replay's file console; a second console (a "restart") ends the test."""
-    states = read_gamestates(path, live=True)  # what the live console (libmelee's default) saw: first versions
-    ports = game_ports(states[-1])
-    made: list = []
-
-    def session():
-        if len(made) >= consoles:
-            raise ReplayOver
-        s = replay_session(str(path), ports[0], ports[1], recording_controller)
-        if die_after is not None and not made:
-            real_step, count = s.console.step, [0]
-
-            def step():
-                count[0] += 1
-                return None if count[0] > die_after else real_step()
-            s.console.step = step
-        made.append(s)
-        return s
-
-    cfg = DolphinConfig(agent_port=ports[0], opponent_port=ports[1])
-    env = DolphinEnv(cfg, cpu_level=9, action_set="untouchable", reward=reward, max_frames=max_frames,
-                     session_factory=session, menus=False)
-    return env, states
+from tests.replays_kit import READABLE_REPLAYS, replay_path
+from tests.dolphin_kit import ReplayOver, replay_env
+from tests.recording_controller import held
 
 
 def play_all(env: DolphinEnv, actions) -> list[tuple]:

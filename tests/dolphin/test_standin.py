@@ -20,7 +20,7 @@ import torch
 
 from melee_agent.config import DolphinConfig
 from melee_agent.dolphin import DolphinEnv, DolphinError, RestartLimiter
-from tests.conftest import replay_path
+from tests.replays_kit import replay_path
 from tests.dolphin_standin.install import events, install_standin, launches
 from tests.episode_ends import record_episode_ends
 

@@ -13,7 +13,7 @@ import base64
 import json
 from pathlib import Path
 
-from tests.conftest import replay_path
+from tests.replays_kit import replay_path
 from tests.dolphin_standin.melee_model import (
     END_GAME, END_NO_CONTEST, END_TIME, GO_INDEX, SCENE_CSS, SCENE_MAIN, SCENE_RESULTS, SCENE_SD, SCENE_TITLE, Log,
     Melee)

@@ -18,8 +18,8 @@ from melee_agent.rl.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
 from melee_agent.rl.rows import ROW_WIDTH
 from melee_agent.envs.vecenv import StepInfo, VecEnv
 from melee_agent.io.wire import WireError, decode_experience
-from tests.conftest import replay_path
-from tests.dolphin.test_loop import replay_env
+from tests.replays_kit import replay_path
+from tests.dolphin_kit import replay_env
 
 DTYPES = {"ready": torch.bool, "hit": torch.bool, "terminal": torch.bool, "truncated": torch.bool,
           "frames": torch.long, "episode_frame": torch.long, "episode_return": torch.float32,

@@ -11,7 +11,7 @@ import torch
 from melee_agent.io.slp import game_ports, read_gamestates
 from melee_agent.envs.state import (PLAYER_DIM, RAW_FIELDS, STATE_DIM, STATE_FIELDS, STATE_NAMES, encode_gamestate,
                                encode_players, player_fields)
-from tests.conftest import READABLE_REPLAYS, replay_path
+from tests.replays_kit import READABLE_REPLAYS, replay_path
 
 COL = {name: i for i, name in enumerate(STATE_NAMES)}
 

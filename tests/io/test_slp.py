@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from melee_agent.io.slp import ReplayError, encode_replay, read_gamestates
-from tests.conftest import BROKEN_REPLAYS, replay_path
+from tests.replays_kit import BROKEN_REPLAYS, replay_path
 
 
 @pytest.mark.parametrize("name", BROKEN_REPLAYS)

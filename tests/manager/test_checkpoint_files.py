@@ -6,7 +6,7 @@ import pytest
 
 from melee_agent.manager import checkpoint_files as checkpoints
 from melee_agent.manager.checkpoint_files import list_checkpoints, load_checkpoint, newest_valid, save_checkpoint
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def test_module_examples_run():

@@ -7,7 +7,7 @@ from melee_agent.manager import ledger
 from melee_agent.manager.ledger import UploadLedger
 from melee_agent.workers.client import ManagerClient
 from tests.manager_kit import batch, wait_for
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def test_module_examples_run():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from melee_agent.manager import model_files as published
 from melee_agent.manager.model_files import newest_valid_model, stored_models, write_published
 from tests.manager_kit import model_bytes
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def test_module_examples_run():

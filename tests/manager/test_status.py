@@ -6,7 +6,7 @@ import pytest
 
 from melee_agent.manager import status
 from melee_agent.manager.status import ManagerStatus
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def _status(**kw) -> ManagerStatus:

@@ -14,7 +14,7 @@ from melee_agent.report import motion
 from melee_agent.arena import Arena, Pads
 from melee_agent.arena import gamedata as gd
 from melee_agent.cli.main import main
-from tests.conftest import REPLAY_DIR
+from tests.replays_kit import REPLAY_DIR
 
 FOX = gd.attributes(Character.FOX)
 needs_replays = pytest.mark.skipif(not REPLAY_DIR.is_dir(),

@@ -24,7 +24,7 @@ from melee_agent.cli import watch as watch_cli
 from melee_agent.cli.main import main
 from melee_agent.report.video import ffmpeg_available
 from melee_agent.report.watch import C, Circle, Painter, clock, hitbox_circles, hurtbox
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 T = build_tables(torch.device("cpu"))
 FSMASH = next(m for m in d.MARTH_MOVES if m.name == "fsmash")

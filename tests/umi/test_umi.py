@@ -16,7 +16,7 @@ from umi.frame import CTRL_FIELDS, FRAME
 from melee_agent.io.slp import game_ports, read_gamestates
 from melee_agent.envs.state import encode_gamestate
 from melee_agent.umi import encode_frames
-from tests.conftest import READABLE_REPLAYS, replay_path
+from tests.replays_kit import READABLE_REPLAYS, replay_path
 
 
 def libmelee_zero_indexed() -> set[tuple[int, int]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from melee_agent.workers import backoff
 from melee_agent.workers.backoff import Backoff
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def test_module_examples_run():

@@ -7,7 +7,7 @@ import json
 
 from melee_agent.workers import spool
 from melee_agent.workers.spool import Spool
-from tests.conftest import examples_failed
+from tests.examples_kit import examples_failed
 
 
 def test_module_examples_run():
