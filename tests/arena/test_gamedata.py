@@ -17,8 +17,19 @@ from melee.enums import Action, Character
 from melee_agent.arena import gamedata as gd
 
 ROOT = Path(__file__).resolve().parents[2]
-MIRROR = "/work/.mirror/BroccoliRaab+meleedb/repo"
-IKNEEDATA_MIRROR = "/work/.mirror/schmooblidon+ikneedata/repo"
+#: The generator's sources, named by environment variables (a clone, its .git, or a bare mirror of each):
+#: the regeneration check runs wherever they are given.
+SOURCES = {"MELEE_AGENT_MELEEDB": "https://github.com/BroccoliRaab/meleedb",
+           "MELEE_AGENT_IKNEEDATA": "https://github.com/schmooblidon/ikneedata"}
+
+
+def git_dir(variable: str) -> str | None:
+    """The git directory the environment variable names (a clone's own .git when it names a clone), or None."""
+    folder = os.environ.get(variable)
+    if not folder:
+        return None
+    path = Path(folder).expanduser()
+    return str(path / ".git") if (path / ".git").exists() else str(path)
 
 
 def by_id(character: Character, action: Action | int, frame: int) -> dict[int, gd.Hitbox]:
@@ -130,11 +141,17 @@ def test_fox_laser_is_3_percent_without_knockback():
     assert gd.projectile(Character.MARTH, 18) is None
 
 
-@pytest.mark.skipif(not (os.path.isdir(MIRROR) and os.path.isdir(IKNEEDATA_MIRROR)),
-                    reason=f"no meleedb mirror at {MIRROR} or ikneedata mirror at {IKNEEDATA_MIRROR} to regenerate from")
 def test_committed_csv_files_are_what_the_generator_writes(tmp_path):
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_gamedata.py"), "--meleedb-git", MIRROR,
-                    "--ikneedata-git", IKNEEDATA_MIRROR, "--out", str(tmp_path)], check=True, capture_output=True)
+    missing = [v for v in SOURCES if git_dir(v) is None]
+    if missing:
+        pytest.skip("the generator's sources are not given: to check the committed CSV files against them, run "
+                    + " ".join(f"{v}=<a clone of {SOURCES[v]}>" for v in SOURCES)
+                    + " pytest tests/arena/test_gamedata.py (at the commits gamedata/SOURCES.md names)")
+    meleedb, ikneedata = (git_dir(v) for v in SOURCES)
+    for variable, folder in zip(SOURCES, (meleedb, ikneedata)):
+        assert os.path.isdir(folder), f"{variable}={os.environ[variable]} is not a folder"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_gamedata.py"), "--meleedb-git", meleedb,
+                    "--ikneedata-git", ikneedata, "--out", str(tmp_path)], check=True, capture_output=True)
     committed = ROOT / "melee_agent" / "arena" / "gamedata"
     for name in ("hitboxes.csv", "moves.csv", "characters.csv", "throws.csv", "projectiles.csv", "code_hitboxes.csv",
                  "victims.csv", "SOURCES.md"):
