@@ -35,7 +35,7 @@ def code_tags() -> set[str]:
 
     tags: set[str] = set()
     families = "loss|q|replay|ingest|train|model|workers|uploads|episode|eval"
-    for path in [*(ROOT / "manager").glob("*.py"), ROOT / "melee_agent" / "training.py"]:
+    for path in [*(ROOT / "manager").glob("*.py"), ROOT / "melee_agent" / "run" / "training.py"]:
         text = path.read_text()
         tags |= set(re.findall(rf'"((?:{families})/[a-z_]+)"', text))
         tags |= {f"{head}N" for head in re.findall(rf'f"((?:{families})/[a-z_]+_level_)\{{', text)}

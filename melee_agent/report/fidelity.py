@@ -282,7 +282,7 @@ def hitbox_gap(h: gd.Hitbox, attacker: PlayerFrame, attacker_prev: PlayerFrame |
     now (SmashWiki "Hitbox"; doldecomp/melee ``lbColl_80006E58`` tests the capsule from the hitbox's
     previous to its current position against each hurt capsule);
     the body is the arena's model, a vertical capsule from the victim's position up ``height``
-    (libmelee characterdata ``size``) with radius BODY_RADIUS (the arena's guess, data.py)."""
+    (libmelee characterdata ``size``) with radius BODY_RADIUS (the arena's guess, libmelee_data.py)."""
     if math.isnan(h.x):
         return math.inf
     now = (attacker.x + (h.x if attacker.facing_right else -h.x), attacker.y + h.y)
