@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from melee_agent.io.files import atomic_write_json
+from melee_agent.games import GAMES
 
 try:
     import tomllib
@@ -417,7 +418,7 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
                           "for equal weights")
     if cfg.env.cpu not in ("designed", "melee"):
         raise ConfigError(f"env.cpu must be 'designed' or 'melee', got {cfg.env.cpu!r}")
-    if cfg.env.cpu != "designed" and cfg.env.game != "fight":
+    if cfg.env.cpu != "designed" and not (cfg.env.game in GAMES and GAMES[cfg.env.game].whole_games):
         raise ConfigError(f"env.cpu={cfg.env.cpu!r} plays fights (env.game='fight'); the dodging game keeps its CPU")
     if cfg.env.env == "dolphin":
         check_dolphin_config(cfg.dolphin, str(path) if path is not None else "config")

@@ -46,6 +46,7 @@ from melee_agent.arena.fight.place import place as place_fighter
 from melee_agent.arena.dodge.frame import intangible
 from melee_agent.arena.dodge.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
+from melee_agent.games import game_of
 from melee_agent.envs.vecenv import StepResult
 
 
@@ -62,8 +63,10 @@ class Arena:
         if isinstance(delay_frames, bool) or not isinstance(delay_frames, int) or not 0 <= delay_frames <= MAX_DELAY:
             raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
         self.delay_frames = delay_frames
+        #: Episodes are whole games (the fight's state and rules) rather than dodging until hit.
+        self.whole_games = game_of(self.game).whole_games
         check_cpu(cpu)
-        if cpu != "designed" and self.game != "fight":
+        if cpu != "designed" and not self.whole_games:
             raise ValueError(f"cpu={cpu!r} plays fights (game='fight'); the dodging game keeps its own CPU "
                              "(cpu='designed')")
         #: Which CPU plays Marth in fights: ``designed`` (marth_cpu) or ``melee`` (melee_cpu, the game's own AI).
@@ -99,11 +102,11 @@ class Arena:
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
-            fight=FightConsts.build(self.device, num_envs, cpu) if self.game == "fight" else None)
+            fight=FightConsts.build(self.device, num_envs, cpu) if self.whole_games else None)
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
-            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0], fight=self.game == "fight")
+            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0], fight=self.whole_games)
             self.state = state._replace(game=state.game._replace(
                 env_id=torch.arange(num_envs, device=self.device, dtype=torch.float32),
                 episode=torch.full((num_envs,), -1.0, device=self.device),
@@ -193,7 +196,7 @@ class Arena:
 
     # --- raw controller frames (docs/design.md "Motion: raw controller frames") ---
     def _fight_only(self, what: str) -> None:
-        if self.game != "fight":
+        if not self.whole_games:
             raise ValueError(f"{what} plays fights only (game='fight'), not {self.game!r}")
 
     @torch.inference_mode()

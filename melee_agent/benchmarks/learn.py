@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from melee_agent.cli import flags
+from melee_agent.games import DODGE, game_of
 from melee_agent.report.evaluate import EvalResult
 
 TARGET = 0.95
@@ -260,25 +261,23 @@ def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: P
     from melee_agent.config import load_config  # noqa: PLC0415
     from melee_agent.run.training import TrainingRun  # noqa: PLC0415
 
-    config = "fight" if game == "fight" else "default"
-    final = [f"train.final_games_per_level={final_episodes}", "train.final_games_level_9=0"] if game == "fight" \
+    g = game_of(game)
+    final = [f"train.final_games_per_level={final_episodes}", "train.final_games_level_9=0"] if g.whole_games \
         else [f"train.eval_episodes={final_episodes}"]
-    cfg = load_config(config, [f"train.eval_every_minutes={eval_every}", *final, f"train.fused={str(fused).lower()}",
+    cfg = load_config(g.config, [f"train.eval_every_minutes={eval_every}", *final, f"train.fused={str(fused).lower()}",
                                *(sets or [])])
     report = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, progress=False).run()  # eval.json's document
-    key = "win_rate_worst_level" if game == "fight" else "untouched_share_worst_level"
+    key = g.worst_level_key
     points = [(p["minutes"], p.get("train_step"), EvalResult.from_json(p, "eval.json curve point"))
               for p in report["curve"]]
     curve = [{"minutes": m, "steps": step, "untouched_share": e.untouched_share,
               "untouched_share_worst_level": e.untouched_share_worst_level, "per_level": _shares(e),
-              **({"win_rate": e.win_rate, "win_rate_worst_level": e.win_rate_worst_level} if game == "fight" else {})}
+              **({"win_rate": e.win_rate, "win_rate_worst_level": e.win_rate_worst_level} if g.whole_games else {})}
              for m, step, e in points]
     r = EvalResult.from_json(report, "eval.json")
     t = report["training"]
     return {"curve": curve, "minutes_to_target": first_at_target(curve[1:], key),  # the first point: the untrained net
-            "final_per_level": _shares(r) if game == "dodge" else
-            {str(lv): v.win_rate for lv, v in (r.per_level or {}).items()},
-            "final_worst_level": r.untouched_share_worst_level if game == "dodge" else r.win_rate_worst_level,
+            "final_per_level": g.per_level(r), "final_worst_level": g.worst_level(r),
             "run_dir": str(run_dir), "rows": t["rows"], "train_steps": t["train_steps"],
             "rows_per_s": t["rows_per_s"], "train_steps_per_s": t["train_steps_per_s"]}
 
@@ -290,7 +289,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     if args.fused:
         return _race_fused(args, minutes, runs, eval_every, final)
-    if args.set or args.game != "dodge":  # the SB3 race plays the default dodging config as shipped
+    if args.set or game_of(args.game) is not DODGE:  # the SB3 race plays the default dodging config as shipped
         raise ValueError("--set and --game apply to the --fused race only")
     sides = [args.only] if args.only else ["melee-agent", "sb3"]
     results: dict[str, Any] = {"minutes": minutes, "runs": runs, "eval_every_minutes": eval_every,
@@ -332,14 +331,14 @@ def _race_fused(args: argparse.Namespace, minutes: float, runs: int, eval_every:
                                  game=args.game, sets=args.set))
         results[side] = out
     results["speedup"] = speedup(results["fused"], results["melee-agent"], minutes)
-    what = "won" if args.game == "fight" else "untouched"
+    what = game_of(args.game).headline_word
     print(f"\nbench learn --fused ({args.game}): minutes until a periodic check reached {TARGET:.0%} {what} at every "
           f"level 1-9 ({minutes} minutes per run)")
     print(f"  {'side':<12} {'run':>3} {'to target':>10} {'final worst':>11} {'rows/s':>9} {'steps/s':>8}  checks (min: worst level)")
     for side in ("melee-agent", "fused"):
         for i, run in enumerate(results[side]):
             t = run["minutes_to_target"]
-            key = "win_rate_worst_level" if args.game == "fight" else "untouched_share_worst_level"
+            key = game_of(args.game).worst_level_key
             checks = "; ".join(f"{p['minutes']:.1f}: {p.get(key) or 0:.0%}" for p in run["curve"])
             print(f"  {side:<12} {i + 1:>3} {'never' if t is None else f'{t:.1f} min':>10} "
                   f"{run['final_worst_level'] or 0:>11.0%} {run['rows_per_s']:>9,.0f} {run['train_steps_per_s']:>8,.1f}  {checks}")

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from melee_agent.arena import Arena
 from melee_agent.arena.env_state import EnvState
 from melee_agent.arena.games import GAMES
+from melee_agent.games import game_of
 from melee_agent.arena.dodge.tables import Tables
 from melee_agent.cli.common import config_for_policy, model_settings
 from melee_agent.rl.policies import make_policy
@@ -116,9 +117,9 @@ def check_options(o: WatchOptions) -> str:
 
 
 def build_arena(o: WatchOptions) -> Arena:
-    fight = o.game == "fight"
     # A fight is the whole game under its own reward and clock; dodging keeps the config's.
     try:
+        fight = game_of(o.game).whole_games
         return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set,
                      reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game,
                      delay_frames=o.delay_frames)

@@ -54,6 +54,7 @@ from melee_agent.dolphin.supervisor import Supervisor
 from melee_agent.envs.rewards import FrameResult, GameStateRules
 from melee_agent.envs.state import encode_gamestate
 from melee_agent.envs.vecenv import StepResult, step_info
+from melee_agent.games import game_of
 
 
 FIGHT_STOCKS = 4  # Melee's standard rules (docs/design.md "Fights")
@@ -91,7 +92,7 @@ class DolphinEnv:
             session_factory = lambda: start_dolphin(cfg, launch, free_udp_port())  # noqa: E731
         # A fight is a game of Melee's standard rules: every game must start with 4 stocks each.
         self.supervisor = Supervisor(cfg, cpu_level, session_factory, menus=menus,
-                                     stocks=FIGHT_STOCKS if self.game == "fight" else None)
+                                     stocks=FIGHT_STOCKS if game_of(self.game).whole_games else None)
         self.prev_action = 0
         self.gamestate: Any = None
         self.delay_frames = delay_frames

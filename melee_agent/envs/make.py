@@ -12,6 +12,7 @@ import torch
 
 from melee_agent.config import Config
 from melee_agent.envs.vecenv import VecEnv
+from melee_agent.games import game_of
 
 ENVS = ("arena", "dolphin")
 
@@ -38,7 +39,7 @@ def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu",
             level = level[0]
         if num_envs != 1:
             raise ValueError(f"a Dolphin worker plays one game at a time; got envs={num_envs}")
-        dodge = cfg.env.game == "dodge"
+        dodge = not game_of(cfg.env.game).whole_games
         return DolphinEnv(cfg.dolphin, cpu_level=level, action_set=cfg.env.action_set, reward=cfg.env.reward,
                           max_frames=cfg.env.max_frames if dodge else None, device=device, game=cfg.env.game,
                           delay_frames=cfg.env.delay_frames)
@@ -76,7 +77,7 @@ def _arena(cfg: Config, num_envs: int, level: int | list[int], device: str | tor
     """An arena with the config's action set, reward, frame limit and compile setting."""
     from melee_agent.arena import Arena  # noqa: PLC0415
 
-    dodge = cfg.env.game == "dodge"
+    dodge = not game_of(cfg.env.game).whole_games
     if cfg.env.clock_frames < 0:
         raise ValueError(f"env.clock_frames must be 0 (Melee's 8:00) or positive, got {cfg.env.clock_frames}")
     return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels
+from melee_agent.games import DODGE, FIGHT, game_of
 from melee_agent.run.fused import fused_envs
 from melee_agent.io.files import atomic_write_bytes, atomic_write_json
 
@@ -51,10 +52,10 @@ if TYPE_CHECKING:
     from melee_agent.report.evaluate import EvalResult
     from melee_agent.run.fused import FusedTrainer
 
-BASELINES = ("noop", "random")
+BASELINES = DODGE.baselines
 #: Fights' baselines. ``fighter`` is scripted for the ``basic`` and ``fight`` action sets; with any other
 #: set, it plays ``basic`` (:func:`scripted_action_set`).
-FIGHT_BASELINES = ("noop", "random", "dodger", "fighter")
+FIGHT_BASELINES = FIGHT.baselines
 #: The final report plays every level, whatever the run trained against.
 REPORT_LEVELS = tuple(range(1, 10))
 
@@ -393,7 +394,7 @@ class TrainingRun:
             raise ValueError(f"minutes must be positive and workers at least 1 (got {self.minutes}, {self.workers})")
         if cfg.env.env != "arena":
             raise ValueError("train runs the embedded arena; for Dolphin start `melee-agent manager` and workers")
-        if cfg.env.game == "fight" and (cfg.train.final_games_per_level < 1 or cfg.train.final_games_level_9 < 0):
+        if game_of(cfg.env.game).whole_games and (cfg.train.final_games_per_level < 1 or cfg.train.final_games_level_9 < 0):
             raise ValueError(f"train.final_games_per_level must be at least 1 and train.final_games_level_9 at least 0 "
                              f"(got {cfg.train.final_games_per_level}, {cfg.train.final_games_level_9})")
         self.run_dir = Path(run_dir) if run_dir else default_run_dir(cfg)
@@ -541,7 +542,7 @@ class TrainingRun:
         from melee_agent.report.plots import learning_curve  # noqa: PLC0415
 
         cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
-        if cfg.env.game == "fight":
+        if game_of(cfg.env.game).whole_games:
             return self._finish_fights(evals, best, data, steps, rows)
         # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
         # last one is scored the same way first); DQN's greedy policy can swing between snapshots.
