@@ -19,9 +19,9 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from melee_agent.config import Config
-from melee_agent.rows import ROW_WIDTH
-from melee_agent.state import STATE_LAYOUT
-from melee_agent.wire import WireError, decode_experience
+from melee_agent.rl.rows import ROW_WIDTH
+from melee_agent.envs.state import STATE_LAYOUT
+from melee_agent.io.wire import WireError, decode_experience
 from melee_agent.manager.home import add_home
 from melee_agent.manager.ingest import NotStored, QueueFull
 from melee_agent.manager.trainer import Trainer

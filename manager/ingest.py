@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Callable
 
-from melee_agent.replay import Replay
-from melee_agent.wire import Experience
+from melee_agent.rl.replay import Replay
+from melee_agent.io.wire import Experience
 from melee_agent.manager.ledger import UploadLedger
 from melee_agent.manager.metrics import Board, Rate
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from melee_agent.learner import LearnerMetrics
-    from melee_agent.segment_stats import SegmentStats
+    from melee_agent.rl.learner import LearnerMetrics
+    from melee_agent.io.segment_stats import SegmentStats
 
 
 #: Running counters workers send in their segment statistics, shown as totals under ``workers/``.

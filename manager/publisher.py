@@ -1,6 +1,6 @@
 """Publishing model versions: the one served by ``GET /v1/model`` and the files on disk.
 
-Each publish writes ``RUN_DIR/model.safetensors`` and a numbered copy (:mod:`.published`) before
+Each publish writes ``RUN_DIR/model.safetensors`` and a numbered copy (:mod:`.model_files`) before
 the new version is served, so a version is only ever seen once it is on disk. A publish that
 cannot be written (disk full) keeps serving the last one and reuses the number.
 """
@@ -12,11 +12,11 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from melee_agent.learner import Learner
-from melee_agent.model import model_to_bytes
-from melee_agent.state import STATE_LAYOUT
+from melee_agent.rl.learner import Learner
+from melee_agent.rl.model import model_to_bytes
+from melee_agent.envs.state import STATE_LAYOUT
 from melee_agent.manager.metrics import Board
-from melee_agent.manager.published import write_published
+from melee_agent.manager.model_files import write_published
 
 log = logging.getLogger("melee_agent.manager")
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import torch
 
-from melee_agent.learner import Learner
-from melee_agent.manager.checkpoint_state import TrainerCheckpoint, load_newest
-from melee_agent.manager.checkpoints import list_checkpoints
+from melee_agent.rl.learner import Learner
+from melee_agent.manager.checkpoint_contents import TrainerCheckpoint, load_newest
+from melee_agent.manager.checkpoint_files import list_checkpoints
 from melee_agent.manager.ledger import UploadLedger
-from melee_agent.manager.published import stored_models
-from melee_agent.model import sizes_of_weights
+from melee_agent.manager.model_files import stored_models
+from melee_agent.rl.model import sizes_of_weights
 
 log = logging.getLogger("melee_agent.manager")
 

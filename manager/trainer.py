@@ -1,9 +1,9 @@
 """The manager's training side, composed: one thread owns the device replay and the learner.
 
 HTTP handlers only validate and :meth:`Trainer.submit` (:mod:`.ingest`: deduplicated by the
-upload ledger, a bounded queue; full means 429). The training thread (:mod:`.training_thread`)
-drains the queue into the replay (:mod:`.replay_factory`), runs learner steps, publishes model
-versions (:mod:`.publisher`) and writes checkpoints (:mod:`.checkpoint_state`, which rotates the
+upload ledger, a bounded queue; full means 429). The training thread (:mod:`.train_loop`)
+drains the queue into the replay (:func:`make_replay`), runs learner steps, publishes model
+versions (:mod:`.publisher`) and writes checkpoints (:mod:`.checkpoint_contents`, which rotates the
 ledger). ``resume=True`` continues a run (:mod:`.resume`); :meth:`Trainer.status` is the typed
 ``GET /v1/status`` payload (:mod:`.status`), also logged to TensorBoard.
 
@@ -19,22 +19,30 @@ from pathlib import Path
 
 import torch
 
-from melee_agent.actions import get_action_set
+from melee_agent.envs.actions import get_action_set
 from melee_agent.config import Config, save_resolved_config
-from melee_agent.learner import Learner
-from melee_agent.replay import Replay
-from melee_agent.wire import Experience
-from melee_agent.manager.checkpoint_state import Checkpointer
+from melee_agent.rl.learner import Learner
+from melee_agent.config import ReplayConfig
+from melee_agent.rl.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
+from melee_agent.io.wire import Experience
+from melee_agent.manager.checkpoint_contents import Checkpointer
 from melee_agent.manager.ingest import Ingest, NotStored, QueueFull
 from melee_agent.manager.ledger import UploadLedger
 from melee_agent.manager.metrics import Board
 from melee_agent.manager.publisher import PublishedModel, Publisher
-from melee_agent.manager.replay_factory import make_replay
 from melee_agent.manager.resume import check_run_dir, resume as resume_run
 from melee_agent.manager.status import ManagerStatus
-from melee_agent.manager.training_thread import TrainingThread
+from melee_agent.manager.train_loop import TrainingThread
 
-__all__ = ["NotStored", "PublishedModel", "QueueFull", "Trainer", "check_run_dir"]
+__all__ = ["NotStored", "PublishedModel", "QueueFull", "Trainer", "check_run_dir", "make_replay"]
+
+
+def make_replay(rc: ReplayConfig, device: torch.device) -> Replay:
+    """A :class:`~melee_agent.rl.replay.PrioritizedDeviceReplay` when ``rc.prioritized``, else a uniform
+    :class:`~melee_agent.rl.replay.DeviceReplay`; both hold ``rc.capacity`` rows on ``device``."""
+    if rc.prioritized:
+        return PrioritizedDeviceReplay(rc.capacity, device, rc.block_size, alpha=rc.alpha, beta=rc.beta)
+    return DeviceReplay(rc.capacity, device, rc.block_size)
 
 
 class Trainer:

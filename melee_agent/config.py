@@ -25,7 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from melee_agent.files import atomic_write_json
+from melee_agent.io.files import atomic_write_json
+from melee_agent.games import GAMES
 
 try:
     import tomllib
@@ -55,7 +56,7 @@ class LearnerConfig:
     target_sync: int = 10_000
     metrics_every: int = 100
     huber_delta: float = 1.0
-    # The network's width (melee_agent/model.py): the shared layer's units and each stream's hidden units.
+    # The network's width (melee_agent/rl/model.py): the shared layer's units and each stream's hidden units.
     shared: int = 128
     stream: int = 512
     # Each row's reward is multiplied by this in the TD target (y = scale * r + discount * Q'). Adam is
@@ -475,7 +476,7 @@ def check_characters_config(cfg: Config) -> None:
     if len(chars) != 2 or any(c not in CHARACTER_NAMES for c in chars):
         raise ConfigError(f"env.characters must name two of {', '.join(CHARACTER_NAMES)} (port 0, port 1), got "
                           f"{cfg.env.characters}")
-    if chars != DEFAULT_CHARACTERS and (cfg.env.env != "arena" or cfg.env.game != "fight"):
+    if chars != DEFAULT_CHARACTERS and (cfg.env.env != "arena" or not (cfg.env.game in GAMES and GAMES[cfg.env.game].whole_games)):
         raise ConfigError(f"env.characters={list(chars)} plays arena fights (env.env='arena', env.game='fight')")
     if chars[1] != "marth":
         raise ConfigError(f"env.characters={list(chars)}: port 1 is the CPU's, and the CPU plays Marth only")

@@ -22,7 +22,7 @@ import torch
 
 from melee_agent.arena import Arena
 from melee_agent.arena import compiled as C
-from melee_agent.files import atomic_write_json
+from melee_agent.io.files import atomic_write_json
 
 
 def _arena(options: dict, game: str, envs: int) -> Arena:

@@ -27,9 +27,11 @@ Mappings it verifies, and stops on if they fail:
 
 Usage::
 
-    python scripts/gen_gamedata.py                     # mirror at /work/.mirror/BroccoliRaab+meleedb/repo
-    python scripts/gen_gamedata.py --meleedb-dir DIR   # a checkout holding the CSV files
-    python scripts/gen_gamedata.py --ikneedata-git DIR # ikneedata mirror elsewhere (default below)
+    MELEE_AGENT_MELEEDB=~/src/meleedb MELEE_AGENT_IKNEEDATA=~/src/ikneedata python scripts/gen_gamedata.py
+    python scripts/gen_gamedata.py --meleedb-git DIR --ikneedata-git DIR   # clones (or bare mirrors) named here
+    python scripts/gen_gamedata.py --meleedb-dir DIR ...                   # a folder holding meleedb's CSV files
+
+(``tests/arena/test_gamedata.py`` regenerates into a temp folder and compares, wherever those variables are set.)
 """
 
 from __future__ import annotations
@@ -53,9 +55,9 @@ from melee.enums import Action, Character
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "melee_agent" / "arena" / "gamedata"
 MELEEDB_REPO = "https://github.com/BroccoliRaab/meleedb"
-DEFAULT_MIRROR = "/work/.mirror/BroccoliRaab+meleedb/repo"
+DEFAULT_MIRROR = os.environ.get("MELEE_AGENT_MELEEDB")  # a clone or git mirror of MELEEDB_REPO
 IKNEEDATA_REPO = "https://github.com/schmooblidon/ikneedata"
-DEFAULT_IKNEEDATA_MIRROR = "/work/.mirror/schmooblidon+ikneedata/repo"
+DEFAULT_IKNEEDATA_MIRROR = os.environ.get("MELEE_AGENT_IKNEEDATA")  # a clone or git mirror of IKNEEDATA_REPO
 IKNEEDATA_CHARACTER = {"Fox": "Fx", "Marth": "Ms"}
 # ikneedata move key -> the meleedb moves holding the same hitboxes (the cross-check below).
 IKNEEDATA_SHARED_MOVES = {
@@ -264,6 +266,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ikneedata-dir", default=None, help="a folder holding ikneedata's hitboxDBJSON.js and throwData.js")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
+    if not (args.meleedb_git or args.meleedb_dir):
+        ap.error(f"name meleedb's source: --meleedb-git, --meleedb-dir or MELEE_AGENT_MELEEDB (a clone of {MELEEDB_REPO})")
+    if not (args.ikneedata_git or args.ikneedata_dir):
+        ap.error(f"name ikneedata's source: --ikneedata-git, --ikneedata-dir or MELEE_AGENT_IKNEEDATA "
+                 f"(a clone of {IKNEEDATA_REPO})")
+    for flag in ("meleedb_git", "ikneedata_git"):  # a clone's folder stands for its .git
+        folder = getattr(args, flag)
+        if folder and (Path(folder) / ".git").exists():
+            setattr(args, flag, str(Path(folder) / ".git"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 

@@ -89,7 +89,7 @@ stage() {
 import os, tempfile, time
 import torch
 from melee_agent.config import load_config
-from melee_agent.fused import FusedTrainer
+from melee_agent.run.fused import FusedTrainer
 t = time.perf_counter()
 cfg = load_config("small", ["manager.burn_in=500", "fused.envs=1024", "fused.replay_ratio=1"])
 dev = os.environ.get("DEVICE", "cuda")
@@ -103,8 +103,8 @@ f.stop()
 PYEOF
       ;;
     tests)
-      timeout 150 $PY -m pytest -q -x -p no:cacheprovider tests/test_captured_step.py tests/test_learner.py \
-        tests/test_replay.py tests/test_prioritized.py 2>&1 | tee "$OUT/tests.log" | tail -15 ;;
+      timeout 150 $PY -m pytest -q -x -p no:cacheprovider tests/rl/test_captured_step.py tests/rl/test_learner.py \
+        tests/rl/test_replay.py tests/rl/test_prioritized.py 2>&1 | tee "$OUT/tests.log" | tail -15 ;;
     replay)
       timeout 380 $PY -m melee_agent.cli bench replay --device "$DEV" --json "$OUT/bench-replay-cuda.json" \
         2>&1 | tee "$OUT/bench-replay.log" | tail -45 ;;

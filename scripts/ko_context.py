@@ -32,13 +32,13 @@ import sys
 
 import torch
 
-from melee_agent.actions import get_action_set
+from melee_agent.envs.actions import get_action_set
 from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU, EnvState
-from melee_agent.fidelity import ATTACK_NAMES
-from melee_agent.files import atomic_write_json
-from melee_agent.policies import make_policy
-from melee_agent.text_table import text_table
+from melee_agent.report.fidelity import ATTACK_NAMES
+from melee_agent.io.files import atomic_write_json
+from melee_agent.rl.policies import make_policy
+from melee_agent.report.text_table import text_table
 
 LEVEL_APART = 8.0  # units of height between the two fighters' positions that count as "above" / "below"
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from melee_agent.cli.play import build_app  # noqa: E402
-from tests.browser_kit import browser_or_skip, serve  # noqa: E402
+from tests.play.browser_kit import browser_or_skip, serve  # noqa: E402
 
 
 def measure(delay: int, presses: int, seed: int) -> dict:

@@ -10,9 +10,9 @@ from typing import TypeVar
 import numpy as np
 import pytest
 
-from melee_agent.rows import ACTION, DISCOUNT
-from melee_agent.segment_stats import SegmentStats
-from melee_agent.wire import encode_experience
+from melee_agent.rl.rows import ACTION, DISCOUNT
+from melee_agent.io.segment_stats import SegmentStats
+from melee_agent.io.wire import encode_experience
 
 TOKEN = "s3cret-token-for-tests"
 T = TypeVar("T")
@@ -44,7 +44,7 @@ def model_bytes(version: int, seed: int = 0) -> bytes:
     """A published model file: an untrained network (``seed``) as version ``version``."""
     import torch  # noqa: PLC0415
 
-    from melee_agent.model import DuelingDQN, model_to_bytes  # noqa: PLC0415
+    from melee_agent.rl.model import DuelingDQN, model_to_bytes  # noqa: PLC0415
 
     torch.manual_seed(seed)
     return model_to_bytes(DuelingDQN(), version=version, train_step=10 * version, action_set="untouchable")

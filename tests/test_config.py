@@ -86,7 +86,7 @@ def test_the_delayed_fight_config_is_the_fight_config_with_18_frames_of_delay_an
 
 
 def test_fights_compile_their_workers_and_evaluations_and_dodging_does_neither():
-    from melee_agent.envs import eval_config
+    from melee_agent.envs.make import eval_config
 
     fight = load_config("fight")
     assert fight.env.compile_eval and fight.env.compile and eval_config(fight).env.compile

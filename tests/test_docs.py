@@ -31,11 +31,11 @@ def code_tags() -> set[str]:
     """The TensorBoard tags the manager and `train` write, as the code spells them (a tag made per level or per
     counter is given by its pattern: ``eval/win_rate_level_N``, ``workers/dolphin_restarts``)."""
     from manager.metrics import WORKER_COUNTERS
-    from melee_agent.replay import ReplayStats
+    from melee_agent.rl.replay import ReplayStats
 
     tags: set[str] = set()
     families = "loss|q|replay|ingest|train|model|workers|uploads|episode|eval"
-    for path in [*(ROOT / "manager").glob("*.py"), ROOT / "melee_agent" / "training.py"]:
+    for path in [*(ROOT / "manager").glob("*.py"), ROOT / "melee_agent" / "run" / "training.py"]:
         text = path.read_text()
         tags |= set(re.findall(rf'"((?:{families})/[a-z_]+)"', text))
         tags |= {f"{head}N" for head in re.findall(rf'f"((?:{families})/[a-z_]+_level_)\{{', text)}

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import torch
 
-from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
+from melee_agent.rl.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
 
 #: What a segment records per decision (``[T, B, ...]`` each), in this order.
 FIELDS = ("obs", "act", "rew", "nxt", "done", "term")

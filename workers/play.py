@@ -19,11 +19,11 @@ import time
 
 import torch
 
-from melee_agent.model import DuelingDQN
-from melee_agent.rewards import game_result, reached_limit
-from melee_agent.rows import ROW_WIDTH
-from melee_agent.segment_stats import SegmentStats
-from melee_agent.vecenv import VecEnv
+from melee_agent.rl.model import DuelingDQN
+from melee_agent.envs.rewards import game_result, reached_limit
+from melee_agent.rl.rows import ROW_WIDTH
+from melee_agent.io.segment_stats import SegmentStats
+from melee_agent.envs.vecenv import VecEnv
 from melee_agent.workers.nstep import NStepStream, nstep_rows, ready_rows
 
 

@@ -13,8 +13,8 @@ One forward pass over ``[s; s']`` (``2n`` states) per batch of rows.
 Example::
 
     >>> import torch
-    >>> from melee_agent.model import DuelingDQN
-    >>> from melee_agent.rows import ROW_WIDTH
+    >>> from melee_agent.rl.model import DuelingDQN
+    >>> from melee_agent.rl.rows import ROW_WIDTH
     >>> rows = torch.zeros(4, ROW_WIDTH)
     >>> td_priorities(DuelingDQN(num_actions=5), rows).shape
     torch.Size([4])
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import torch
 
-from melee_agent.model import DuelingDQN
-from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD
+from melee_agent.rl.model import DuelingDQN
+from melee_agent.rl.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD
 
 
 @torch.inference_mode()

@@ -27,7 +27,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from melee_agent.files import atomic_write_bytes, atomic_write_json
+from melee_agent.io.files import atomic_write_bytes, atomic_write_json
 
 log = logging.getLogger("melee_agent.worker")
 _NAME = re.compile(r"^batch-(\d{12})-(\d+)\.st$")

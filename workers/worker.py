@@ -30,10 +30,10 @@ import torch
 
 from melee_agent.config import Config
 from melee_agent.dolphin import DolphinEnv  # light: libmelee is imported only when one is built
-from melee_agent.envs import make_env
-from melee_agent.segment_stats import SegmentStats
-from melee_agent.model import ModelMismatch, model_from_bytes
-from melee_agent.wire import encode_experience
+from melee_agent.envs.make import make_env
+from melee_agent.io.segment_stats import SegmentStats
+from melee_agent.rl.model import ModelMismatch, model_from_bytes
+from melee_agent.io.wire import encode_experience
 from melee_agent.workers.priorities import td_priorities
 from melee_agent.workers.backoff import Backoff
 from melee_agent.workers.client import ManagerClient, ManagerError, ManagerRefused, ManagerUnavailable

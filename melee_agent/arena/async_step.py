@@ -29,11 +29,11 @@ from melee_agent.arena.cpu_levels import LevelMix, LevelTable
 from melee_agent.arena.env_state import AGENT, CPU, EnvState
 from melee_agent.arena.fight.frame import FightConsts, fight_frame, fight_frame_pads
 from melee_agent.arena.fight.pads import Pads
-from melee_agent.arena.sim import game_frame
-from melee_agent.arena.storage import DecisionEnd, close_decision
-from melee_agent.arena.tables import Tables
-from melee_agent.rewards import frame_outcome
-from melee_agent.vecenv import StepInfo, step_info
+from melee_agent.arena.dodge.frame import game_frame
+from melee_agent.arena.episodes import DecisionEnd, close_decision
+from melee_agent.arena.dodge.tables import Tables
+from melee_agent.envs.rewards import frame_outcome
+from melee_agent.envs.vecenv import StepInfo, step_info
 
 
 class Totals(NamedTuple):
@@ -162,7 +162,7 @@ class FrameAndEnd(NamedTuple):
 
 def decision_info(end: DecisionEnd, ready: torch.Tensor, done: torch.Tensor, acc: Totals, terminal: torch.Tensor,
                   truncated: torch.Tensor, ko_cause: torch.Tensor, c: FrameConsts) -> StepInfo:
-    """The :class:`~melee_agent.vecenv.StepInfo` of a decision's end, from the values before any reset.
+    """The :class:`~melee_agent.envs.vecenv.StepInfo` of a decision's end, from the values before any reset.
 
     A pure function: a compiled arena computes it (with its dtype casts) inside the frame's graph.
     """
@@ -179,13 +179,13 @@ def decision_info(end: DecisionEnd, ready: torch.Tensor, done: torch.Tensor, acc
 
 def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc: Totals, cur: torch.Tensor,
                   mf: torch.Tensor, c: FrameConsts, T: Tables, num_actions: int) -> FrameAndEnd:
-    """:func:`frame_async`, then :func:`~melee_agent.arena.storage.close_decision` and :func:`decision_info`
+    """:func:`frame_async`, then :func:`~melee_agent.arena.episodes.close_decision` and :func:`decision_info`
     for the ready environments.
 
     A compiled arena plays this as one graph per frame (one call, one fused loop nest) rather than a
     frame and then a decision's end. Where no environment is ready the end changes nothing (it only
     touches ready environments), so the caller keeps ``end.state`` after every frame. Finished games
-    are not reset here: the caller resets them (:func:`~melee_agent.arena.storage.reset_finished`)
+    are not reset here: the caller resets them (:func:`~melee_agent.arena.episodes.reset_finished`)
     on the frames where ``step.done`` holds somewhere (each environment ends a game once in thousands of
     frames; B of them out of step end one on about 1 - e^(-B/L) of the frames, for games L frames long).
     """

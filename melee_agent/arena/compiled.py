@@ -47,7 +47,7 @@ def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
     if (fn, cpu) not in _CACHE:
         # Not fullgraph=True: with it, dynamo's recompile limit (8 graphs a function: batch sizes, games) becomes a
         # hard error. Graph breaks, which would split a frame and cost its fusion silently, are kept out by
-        # tests/test_arena_compiled.py (each function traces as one graph).
+        # tests/arena/test_compiled.py (each function traces as one graph).
         _CACHE[fn, cpu] = torch.compile(_flattened(fn), dynamic=False, options=CPU_OPTIONS if cpu else None)
     flat = _CACHE[fn, cpu]
     build: list[Callable[[Iterator[Any]], Any]] = []

@@ -4,7 +4,7 @@ One ``step`` is one decision: every environment plays its chosen action's whole 
 sequence, frame by frame; an environment whose sequence (or episode) ends early is frozen for
 the remaining frames of the call. ``step_async`` lets each environment decide on its own clock
 (see :mod:`melee_agent.arena.async_step`). Finished episodes reset themselves. The arena is a
-:class:`~melee_agent.vecenv.VecEnv`.
+:class:`~melee_agent.envs.vecenv.VecEnv`.
 
 ``cpu_level`` is one level (every environment plays it) or a set of levels: each environment
 then draws its CPU's level again at every episode reset (``level_weights``: optional relative
@@ -34,8 +34,8 @@ from typing import Callable, Sequence
 
 import torch
 
-from melee_agent.actions import get_action_set
-from melee_agent.arena import storage
+from melee_agent.envs.actions import get_action_set
+from melee_agent.arena import episodes as storage
 from melee_agent.arena.async_step import (FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
                                           ko_causes, pads_frame)
 from melee_agent.arena.compiled import compiled
@@ -45,10 +45,11 @@ from melee_agent.arena.fight.frame import FightConsts, check_cpu
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.place import place as place_fighter
 from melee_agent.arena.ports import DEFAULT_CHARACTERS, Opponents, character_table, check_characters
-from melee_agent.arena.sim import intangible
-from melee_agent.arena.tables import build_tables
+from melee_agent.arena.dodge.frame import intangible
+from melee_agent.arena.dodge.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
-from melee_agent.vecenv import StepResult
+from melee_agent.games import game_of
+from melee_agent.envs.vecenv import StepResult
 
 
 class Arena:
@@ -65,13 +66,15 @@ class Arena:
         if isinstance(delay_frames, bool) or not isinstance(delay_frames, int) or not 0 <= delay_frames <= MAX_DELAY:
             raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
         self.delay_frames = delay_frames
+        #: Episodes are whole games (the fight's state and rules) rather than dodging until hit.
+        self.whole_games = game_of(self.game).whole_games
         check_cpu(cpu)
         #: Which CPU plays Marth: ``designed`` (fights: marth_cpu; dodging: cpu_levels.CPU_LEVELS) or ``melee``
         #: (Melee's own AI: fights melee_cpu, dodging cpu_levels.MELEE_LEVELS).
         self.cpu = cpu
         #: The character on each port (DESIGN.md "Ports"); other than Fox vs Marth, fights only.
         self.characters = check_characters(characters)
-        if self.characters != DEFAULT_CHARACTERS and self.game != "fight":
+        if self.characters != DEFAULT_CHARACTERS and not self.whole_games:
             raise ValueError(f"characters={list(self.characters)} plays fights (game='fight'); the dodging game is "
                              "Fox against Marth")
         #: Port 1's controllers other than the CPU (:meth:`set_opponents`); None: the CPU everywhere.
@@ -102,7 +105,7 @@ class Arena:
         self._consts = FrameConsts(
             table=table,
             lengths=self._lengths, noop_index=self.noop_index, tables=self.T,
-            levels=LevelTable.build(self.device, cpu if self.game != "fight" else "designed"), mix=mix,
+            levels=LevelTable.build(self.device, "designed" if self.whole_games else cpu), mix=mix,
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
@@ -111,7 +114,7 @@ class Arena:
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
-            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0], fight=self.game == "fight")
+            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0], fight=self.whole_games)
             self.state = state._replace(game=state.game._replace(
                 env_id=torch.arange(num_envs, device=self.device, dtype=torch.float32),
                 episode=torch.full((num_envs,), -1.0, device=self.device),
@@ -123,7 +126,7 @@ class Arena:
         self.on_frame: Callable[[EnvState], None] | None = None
 
     def _fight_consts(self, num_envs: int, cpu: str) -> FightConsts | None:
-        if self.game != "fight":
+        if not self.whole_games:
             return None
         fc = FightConsts.build(self.device, num_envs, cpu)
         return dataclasses.replace(fc, table=character_table(fc.table, self.characters))
@@ -182,7 +185,7 @@ class Arena:
         self.state = storage.reset_envs(self.state, self._all, self._consts.seed, self._consts.mix, self._consts.neutral)
         self._macro = MacroProgress.fresh(self.num_envs, self.device)  # every environment chooses next
         self._opponents_restart(self._all)
-        if self.game == "fight":
+        if self.whole_games:
             self._check_port1()
         return self.observe()
 
@@ -239,7 +242,7 @@ class Arena:
 
     # --- raw controller frames (docs/design.md "Motion: raw controller frames") ---
     def _fight_only(self, what: str) -> None:
-        if self.game != "fight":
+        if not self.whole_games:
             raise ValueError(f"{what} plays fights only (game='fight'), not {self.game!r}")
 
     @torch.inference_mode()

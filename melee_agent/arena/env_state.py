@@ -68,7 +68,7 @@ class PlayerState(NamedTuple):
     stock: Tensor
     """Stocks left."""
     move: Tensor
-    """Row of the current move in :data:`melee_agent.arena.tables.MOVES`; ``NO_MOVE`` (-1) when none,
+    """Row of the current move in :data:`melee_agent.arena.dodge.tables.MOVES`; ``NO_MOVE`` (-1) when none,
     ``LOCKED`` (-2) in a timed action that is not a move (jump squat, landing, shield drop)."""
     hit_done: Tensor
     """1 once the current move's hitbox has connected (one hit per move)."""

@@ -4,7 +4,7 @@
 ``untouchable`` reward) or one minute passes (a cut). ``fight`` is a whole game of Melee's
 standard rules (docs/design.md "Fights"): 4 stocks each and an 8:00 clock; the episode is the game,
 terminal when a player has no stock left or when time runs out (see
-:func:`melee_agent.rewards.game_result` for who won).
+:func:`melee_agent.envs.rewards.game_result` for who won).
 
 Example::
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from melee_agent.rewards import GAME_FRAMES, MAX_FRAMES, check_reward
+from melee_agent.envs.rewards import GAME_FRAMES, MAX_FRAMES, check_reward
 
 #: The longest input delay the arena takes, in frames (the Computer Melee Championship plays 18 and 21).
 MAX_DELAY = 60

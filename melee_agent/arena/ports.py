@@ -18,7 +18,7 @@ Example::
 
     >>> import torch
     >>> from melee_agent.arena import Arena
-    >>> from melee_agent.policies import noop_policy
+    >>> from melee_agent.rl.policies import noop_policy
     >>> env = Arena(4, game="fight", characters=("fox", "fox"))
     >>> env.set_opponents(Opponents.split([noop_policy("fight")], 4, env))
     >>> obs = env.reset()
@@ -85,7 +85,7 @@ def port_view(players: PlayerState, port: int) -> PlayerState:
 def observe_port(env: Arena, port: int, previous_action: Tensor | None = None) -> Tensor:
     """``[B, 27]``: the arena's state from ``port``'s own view (its 13 values, the other's, its previous action:
     the agent's on port 0, the opponents' on port 1 where they play, else ``previous_action``)."""
-    from melee_agent.arena import storage  # noqa: PLC0415  (storage imports the arena's modules)
+    from melee_agent.arena import episodes as storage  # noqa: PLC0415  (storage imports the arena's modules)
 
     if previous_action is None:  # each port's own previous action: the agent's on port 0, its opponent's on port 1
         opp = env.opponents

@@ -1,6 +1,6 @@
 """`melee-agent bench KIND`: benchmarks that print a table and write JSON.
 
-Each kind lives in its own module ``melee_agent.cli.bench_<kind>`` with ``add_args(parser)`` and
+Each kind lives in its own module ``melee_agent.benchmarks.<kind>`` with ``add_args(parser)`` and
 ``run(args) -> dict`` (the results; this module prints nothing itself, the kind prints its table).
 """
 
@@ -12,7 +12,7 @@ import json
 import sys
 
 from melee_agent.cli.common import add_common, add_unavailable, import_or_explain
-from melee_agent.files import atomic_write_json
+from melee_agent.io.files import atomic_write_json
 
 KINDS = {
     "replay": "replay storage, sampling and train-step speed (the paper's Table 1 and Figure 3)",
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run a benchmark, print a table, write JSON")
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
     for kind, help_text in KINDS.items():
-        mod, why = import_or_explain(f"melee_agent.cli.bench_{kind}")
+        mod, why = import_or_explain(f"melee_agent.benchmarks.{kind}")
         if mod is None:
             add_unavailable(kinds, kind, why or "unknown error")
             continue
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    mod = importlib.import_module(f"melee_agent.cli.bench_{args.kind}")
+    mod = importlib.import_module(f"melee_agent.benchmarks.{args.kind}")
     results = mod.run(args)
     if args.json:
         atomic_write_json(args.json, results)

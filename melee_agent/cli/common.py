@@ -50,13 +50,13 @@ def model_settings(policy: str | None) -> ModelSettings | None:
     The game is the action set's: a ``fight`` set (``fight``, ``fight:18``...) plays fights, ``untouchable``
     dodging; a file that does not record its delay (older files) leaves the config's.
     """
-    from melee_agent.policies import SCRIPTED  # noqa: PLC0415 (torch)
+    from melee_agent.rl.policies import SCRIPTED  # noqa: PLC0415 (torch)
 
     if not policy or policy in SCRIPTED or not Path(policy).is_file():
         return None
-    from melee_agent.actions import base_name  # noqa: PLC0415
-    from melee_agent.model import trained_delay  # noqa: PLC0415
-    from melee_agent.safetensors_header import HeaderError, read_metadata  # noqa: PLC0415
+    from melee_agent.envs.actions import base_name  # noqa: PLC0415
+    from melee_agent.rl.model import trained_delay  # noqa: PLC0415
+    from melee_agent.io.safetensors_header import HeaderError, read_metadata  # noqa: PLC0415
 
     try:
         with open(policy, "rb") as f:
@@ -191,7 +191,7 @@ def output_problem(args: argparse.Namespace) -> str | None:
         value = getattr(args, name, None)
         values = value if isinstance(value, list) else [value]
         if name == "policy" and isinstance(value, str):
-            from melee_agent.policies import SCRIPTED  # noqa: PLC0415 (the commands with --policy load it anyway)
+            from melee_agent.rl.policies import SCRIPTED  # noqa: PLC0415 (the commands with --policy load it anyway)
 
             # A scripted policy's name is not a file, whatever file of that name the folder holds.
             values = [] if value in SCRIPTED else values

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from melee_agent import compare
+from melee_agent.report import compare
 from melee_agent.cli.common import require_png
-from melee_agent.files import atomic_write_bytes, atomic_write_json
+from melee_agent.io.files import atomic_write_bytes, atomic_write_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(str(e)) from None
     print(compare.format_table(doc))
     image = compare.plot_png(doc) if args.plot else None
-    # A write that fails still fails here (a full disk): its OSError names the file (melee_agent.files).
+    # A write that fails still fails here (a full disk): its OSError names the file (melee_agent.io.files).
     if "--json" in targets:
         atomic_write_json(targets["--json"], doc)
         print(f"wrote {targets['--json']}")

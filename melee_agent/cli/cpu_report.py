@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from melee_agent.files import atomic_write_json
+from melee_agent.io.files import atomic_write_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:

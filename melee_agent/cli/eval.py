@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from melee_agent.config import Config, default_run_dir, env_levels
-from melee_agent.files import atomic_write_json
-from melee_agent.envs import ENVS, eval_config, make_env, make_eval_env
-from melee_agent.evaluate import EvalResult, GameFigures, evaluate, merge_games
-from melee_agent.plots import per_level_bars
-from melee_agent.policies import make_policy
+from melee_agent.games import game_of
+from melee_agent.io.files import atomic_write_json
+from melee_agent.envs.make import ENVS, eval_config, make_env, make_eval_env
+from melee_agent.report.evaluate import EvalResult, GameFigures, evaluate, merge_games
+from melee_agent.report.plots import per_level_bars
+from melee_agent.rl.policies import make_policy
 from melee_agent.cli.common import add_common, config_for_policy, require_png
 from melee_agent.cli import flags
 
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         cfg.dolphin.save_replays, cfg.dolphin.replay_dir = True, str(replays)
     rows = evaluate_levels(cfg, args.policy, levels, args.episodes, args.envs, args.device, args.seed,
                            progress=not args.no_progress and sys.stderr.isatty())
-    what = "whole games (4 stocks, 8:00)" if cfg.env.game == "fight" else "one-minute episodes"
+    what = game_of(cfg.env.game).episodes_text
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
     print(format_table(rows))
     results = [r.result for r in rows]

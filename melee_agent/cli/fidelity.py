@@ -1,5 +1,5 @@
 """`melee-agent fidelity REPLAY...`: the arena's hit predictions beside real replays (issue 22); with
-``--motion``, its movement from the replays' own controller frames (issue 49, :mod:`melee_agent.motion`).
+``--motion``, its movement from the replays' own controller frames (issue 49, :mod:`melee_agent.report.motion`).
 
 Prints a table per move (hits, damage exact share, hitstun within 1 frame, launch speed within 5%)
 and, with ``--json FILE``, writes every hit and the summary shares (atomically). A replay libmelee
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from melee_agent import fidelity
-from melee_agent.files import atomic_write_json
+from melee_agent.report import fidelity
+from melee_agent.io.files import atomic_write_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_motion(args: argparse.Namespace) -> int:
-    from melee_agent import motion  # noqa: PLC0415
+    from melee_agent.report import motion  # noqa: PLC0415
 
     results, errors = motion.run(args.replays)
     for e in errors:

@@ -1,14 +1,14 @@
 """`melee-agent ladder MODEL... [--cpu-levels L...]`: a round robin in the arena, rated by Elo.
 
 Prints the ratings as a table; ``--json FILE`` writes every pair's record and every rating, ``--plot FILE``
-the ratings as bars (:mod:`melee_agent.ladder`).
+the ratings as bars (:mod:`melee_agent.league.ladder`).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from melee_agent.files import atomic_write_json
+from melee_agent.io.files import atomic_write_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
-    from melee_agent import ladder  # noqa: PLC0415 (torch loads only when the command runs)
+    from melee_agent.league import ladder  # noqa: PLC0415 (torch loads only when the command runs)
 
     if any(not 1 <= lv <= 9 for lv in args.cpu_levels):
         raise ValueError(f"--cpu-levels must be in 1-9, got {args.cpu_levels}")

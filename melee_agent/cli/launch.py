@@ -7,7 +7,7 @@ import logging
 import time
 
 from melee_agent.cli.common import add_common, add_unavailable, config_from_args, forward_flags, import_or_explain
-from melee_agent.envs import ENVS
+from melee_agent.envs.make import ENVS
 from melee_agent.cli import flags
 
 

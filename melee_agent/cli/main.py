@@ -55,7 +55,7 @@ def _runtime_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [CommandError, ConfigError, FileNotFoundError, FileExistsError, KeyError,
                                          ValueError]
     for module, name in (("melee_agent.dolphin", "DolphinError"), ("melee_agent.workers.client", "ManagerError"),
-                         ("melee_agent.manager.process", "ManagerProcessError"),
+                         ("melee_agent.manager.spawn", "ManagerProcessError"),
                          ("melee_agent.workers.launch_local", "FleetError"), ("umi.protocol", "ProtocolError")):
         mod, _ = import_or_explain(module)
         if mod is not None:

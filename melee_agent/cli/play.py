@@ -69,7 +69,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201
 
         return create_spectate_app(Spectator(args.spectate, args.cpu_level, args.seed))
     from melee_agent.play.session import PlayOptions, PlaySession, check_options  # noqa: PLC0415
-    from melee_agent.policies import make_policy  # noqa: PLC0415
+    from melee_agent.rl.policies import make_policy  # noqa: PLC0415
 
     action_set, policy_delay, label = _policy_settings(args.policy)
     o = PlayOptions(policy=args.policy, human=args.human, cpu_level=args.cpu_level, cpu=args.cpu,
@@ -90,7 +90,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201
 def run(args: argparse.Namespace) -> int:
     import uvicorn  # noqa: PLC0415
 
-    from melee_agent.manager.process import free_port  # noqa: PLC0415
+    from melee_agent.manager.spawn import free_port  # noqa: PLC0415
 
     port = args.port if args.port is not None else (SPECTATE_PORT if args.spectate else PLAY_PORT)
     port = port or free_port()

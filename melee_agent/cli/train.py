@@ -1,6 +1,6 @@
 """`melee-agent train`: a manager and local arena workers on this machine, for a time budget.
 
-Argument parsing only; the run itself is :class:`melee_agent.training.TrainingRun`.
+Argument parsing only; the run itself is :class:`melee_agent.run.training.TrainingRun`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from melee_agent.cli.common import add_common, config_from_args
-from melee_agent.files import atomic_write_json
+from melee_agent.io.files import atomic_write_json
 from melee_agent.cli import flags
 
 
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from melee_agent.training import TrainingRun  # noqa: PLC0415
+    from melee_agent.run.training import TrainingRun  # noqa: PLC0415
 
     cfg = config_from_args(args)
     if args.fused:

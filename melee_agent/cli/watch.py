@@ -3,7 +3,7 @@
 A 1-environment arena plays the policy through ``step_async`` (a decision at the end of every
 macro) until the episode ends or ``--seconds`` of game have passed. ``Arena.on_frame`` hands
 over the state after every game frame; every ``60 / --fps``-th one is drawn
-(:class:`melee_agent.watch.Painter`) and streamed to the file (:mod:`melee_agent.video`), and
+(:class:`melee_agent.report.watch.Painter`) and streamed to the file (:mod:`melee_agent.report.video`), and
 the frame that ends the episode (a hit, a KO) is always drawn, so the end is seen.
 """
 
@@ -20,11 +20,12 @@ from tqdm import tqdm
 from melee_agent.arena import Arena
 from melee_agent.arena.env_state import EnvState
 from melee_agent.arena.games import GAMES
-from melee_agent.arena.tables import Tables
+from melee_agent.games import game_of
+from melee_agent.arena.dodge.tables import Tables
 from melee_agent.cli.common import config_for_policy, model_settings
-from melee_agent.policies import make_policy
-from melee_agent.video import NO_FFMPEG, VideoWriter, check_fps, ffmpeg_available, open_video, video_format
-from melee_agent.watch import Painter, clock, palette_image, view_of
+from melee_agent.rl.policies import make_policy
+from melee_agent.report.video import NO_FFMPEG, VideoWriter, check_fps, ffmpeg_available, open_video, video_format
+from melee_agent.report.watch import Painter, clock, palette_image, view_of
 from melee_agent.cli import flags
 
 GAME_FPS = 60
@@ -120,9 +121,9 @@ def check_options(o: WatchOptions) -> str:
 
 
 def build_arena(o: WatchOptions) -> Arena:
-    fight = o.game == "fight"
     # A fight is the whole game under its own reward and clock; dodging keeps the config's.
     try:
+        fight = game_of(o.game).whole_games
         return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set,
                      reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game,
                      delay_frames=o.delay_frames)

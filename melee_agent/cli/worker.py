@@ -8,8 +8,8 @@ import json
 import threading
 from pathlib import Path
 
-from melee_agent.files import atomic_write_json
-from melee_agent.envs import ENVS
+from melee_agent.io.files import atomic_write_json
+from melee_agent.envs.make import ENVS
 from melee_agent.cli.common import add_common, config_from_args
 from melee_agent.cli import flags
 

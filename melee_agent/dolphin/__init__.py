@@ -9,11 +9,12 @@
 - :mod:`.supervisor`: keeping it in a game (menus, setup check, sudden death, watchdog, restarts);
 - :mod:`.env`: :class:`DolphinEnv`, the arena's environment API on top.
 
-The reward and episode rules are :class:`melee_agent.rewards.GameStateRules`, the arena's.
+The reward and episode rules are :class:`melee_agent.envs.rewards.GameStateRules`, the arena's.
 """
 
 from melee_agent.dolphin.env import DolphinEnv
-from melee_agent.dolphin.launch import DolphinError, LaunchOptions, check_paths, free_udp_port, launch_options
+from melee_agent.dolphin.errors import DolphinError
+from melee_agent.dolphin.launch import LaunchOptions, check_paths, free_udp_port, launch_options
 from melee_agent.dolphin.session import Session, StartFailed, replay_session, start_dolphin
 from melee_agent.dolphin.supervisor import RestartLimiter, Supervisor, Watchdog
 

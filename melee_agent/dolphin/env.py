@@ -2,7 +2,7 @@
 
 Each frame libmelee reads is encoded with ``state.py``; each action's controller states are
 played frame by frame; rewards, hits and episode ends come from
-:class:`melee_agent.rewards.GameStateRules` (the arena's rules). Everything about keeping Dolphin
+:class:`melee_agent.envs.rewards.GameStateRules` (the arena's rules). Everything about keeping Dolphin
 alive and in a game is the :class:`~melee_agent.dolphin.supervisor.Supervisor`'s.
 
 When a game ends or Dolphin restarts mid-episode the episode is cut (truncated), and its
@@ -20,7 +20,7 @@ first (TIME! at another time limit, and the sudden death that follows tied stock
 episode as terminal, on the last frame it showed; only a Dolphin restart cuts a fight (truncated,
 no ``game_over``). ``info`` carries the arena's ``agent_stocks``, ``opponent_stocks``,
 ``agent_percent``, ``opponent_percent`` (the episode's last frame) and ``game_over``, so
-:mod:`melee_agent.evaluate` counts wins, losses and draws as it does for the arena.
+:mod:`melee_agent.report.evaluate` counts wins, losses and draws as it does for the arena.
 
 ``delay_frames`` (``env.delay_frames``, docs/design.md "Input delay"): each frame's controller state
 reaches Dolphin that many frames after the frame it was chosen on, as in the arena: a queue of the
@@ -46,14 +46,15 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from melee_agent.actions import ControllerFrame, apply_frame, get_action_set
+from melee_agent.envs.actions import ControllerFrame, apply_frame, get_action_set
 from melee_agent.config import DolphinConfig
 from melee_agent.dolphin.launch import check_paths, free_udp_port, launch_options
 from melee_agent.dolphin.session import Session, start_dolphin
 from melee_agent.dolphin.supervisor import Supervisor
-from melee_agent.rewards import FrameResult, GameStateRules
-from melee_agent.state import encode_gamestate
-from melee_agent.vecenv import StepResult, step_info
+from melee_agent.envs.rewards import FrameResult, GameStateRules
+from melee_agent.envs.state import encode_gamestate
+from melee_agent.envs.vecenv import StepResult, step_info
+from melee_agent.games import game_of
 
 
 FIGHT_STOCKS = 4  # Melee's standard rules (docs/design.md "Fights")
@@ -91,7 +92,7 @@ class DolphinEnv:
             session_factory = lambda: start_dolphin(cfg, launch, free_udp_port())  # noqa: E731
         # A fight is a game of Melee's standard rules: every game must start with 4 stocks each.
         self.supervisor = Supervisor(cfg, cpu_level, session_factory, menus=menus,
-                                     stocks=FIGHT_STOCKS if self.game == "fight" else None)
+                                     stocks=FIGHT_STOCKS if game_of(self.game).whole_games else None)
         self.prev_action = 0
         self.gamestate: Any = None
         self.delay_frames = delay_frames

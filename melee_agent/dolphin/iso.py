@@ -26,7 +26,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from melee_agent.dolphin.launch import DolphinError
+from melee_agent.dolphin.errors import DolphinError
 
 GC_MAGIC = 0xC2339F3D  # at 0x1C of every GameCube disc header
 WANT = ("GALE01", 2)  # NTSC-U, revision 2 = 1.02

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from melee_agent.config import DolphinConfig
+from melee_agent.dolphin.errors import DolphinError
+from melee_agent.dolphin.iso import check_iso
 
 log = logging.getLogger("melee_agent.dolphin")
 
@@ -28,10 +30,6 @@ def free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("0.0.0.0", 0))
         return s.getsockname()[1]
-
-
-class DolphinError(RuntimeError):
-    """Dolphin cannot be started or kept running; the message says what to set or what happened."""
 
 
 def check_paths(cfg: DolphinConfig) -> None:
@@ -55,7 +53,6 @@ def check_paths(cfg: DolphinConfig) -> None:
         except (ValueError, FileNotFoundError, NotImplementedError) as e:
             raise DolphinError(f"dolphin.dolphin_path {cfg.dolphin_path!r} is a folder libmelee cannot use ({e}): "
                                "set it to the Dolphin executable or AppImage itself") from None
-    from melee_agent.dolphin.iso import check_iso  # noqa: PLC0415 (iso.py imports DolphinError from here)
 
     warning = check_iso(cfg.iso_path)
     if warning:

@@ -39,7 +39,7 @@ def scene_console_class() -> type:
     returned an in-game frame."""
     global _scene_console
     if _scene_console is None:
-        from melee_agent.slp import console_class  # noqa: PLC0415 (libmelee, 3.17 stage events readable)
+        from melee_agent.io.slp import console_class  # noqa: PLC0415 (libmelee, 3.17 stage events readable)
 
         class SceneConsole(console_class()):
             scene: int | None = None

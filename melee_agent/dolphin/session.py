@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from melee_agent.config import DolphinConfig
-from melee_agent.dolphin.launch import DolphinError, LaunchOptions
+from melee_agent.dolphin.errors import DolphinError
+from melee_agent.dolphin.launch import LaunchOptions
 from melee_agent.dolphin.scenes import scene_console_class
 
 log = logging.getLogger("melee_agent.dolphin")
@@ -179,7 +180,7 @@ def start_dolphin(cfg: DolphinConfig, launch: LaunchOptions, port: int, plug_tim
 
 def replay_session(path: str, agent_port: int, opponent_port: int, controller_factory: Callable[[int], Any]) -> Session:
     """A session on libmelee's file console: a real replay's frames, controllers that only record."""
-    from melee_agent.slp import console_class  # noqa: PLC0415
+    from melee_agent.io.slp import console_class  # noqa: PLC0415
 
     console = console_class()(path=str(path), is_dolphin=False, allow_old_version=True)
     console.connect()

@@ -32,7 +32,7 @@ import time
 from typing import Any, Callable
 
 from melee_agent.config import DolphinConfig, check_dolphin_config
-from melee_agent.dolphin.launch import DolphinError
+from melee_agent.dolphin.errors import DolphinError
 from melee_agent.dolphin.quit import QuitAttempt
 from melee_agent.dolphin.scenes import RESULTS, SUDDEN_DEATH, SUDDEN_DEATH_PERCENT
 from melee_agent.dolphin.session import Session, StartFailed

@@ -34,10 +34,10 @@ SCRIPTS = ("draw.js", "play.js", "spectate.js")
 
 
 def geometry() -> dict[str, Any]:
-    """What the page draws with, from the same constants as ``watch`` (:mod:`melee_agent.watch`): the main
+    """What the page draws with, from the same constants as ``watch`` (:mod:`melee_agent.report.watch`): the main
     view, the stage's edge, the blast zones, the shield's size and the colours."""
-    from melee_agent.arena import data as d  # noqa: PLC0415
-    from melee_agent.watch import MAP_SCALE, VIEW, C  # noqa: PLC0415
+    from melee_agent.arena import libmelee_data as d  # noqa: PLC0415
+    from melee_agent.report.watch import MAP_SCALE, VIEW, C  # noqa: PLC0415
 
     return {"view": list(VIEW), "map_scale": MAP_SCALE, "edge": d.EDGE, "shield_max": d.SHIELD_MAX,
             "blast": [d.BLAST_LEFT, d.BLAST_RIGHT, d.BLAST_BOTTOM, d.BLAST_TOP],

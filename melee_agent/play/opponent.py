@@ -14,11 +14,11 @@ from collections import deque
 
 import torch
 
-from melee_agent.actions import get_action_set
+from melee_agent.envs.actions import get_action_set
 from melee_agent.arena import Arena
 from melee_agent.arena.fight.pads import Pads, from_table
-from melee_agent.policies import Policy
-from melee_agent.state import STATE_DIM
+from melee_agent.rl.policies import Policy
+from melee_agent.envs.state import STATE_DIM
 
 PER_PLAYER = (STATE_DIM - 1) // 2  # 13 values a player, then the previous action
 

@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from melee_agent.actions import get_action_set
+from melee_agent.envs.actions import get_action_set
 from melee_agent.arena.fight.pads import Pads, from_table
-from melee_agent.files import atomic_write_bytes
-from melee_agent.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
-from melee_agent.segment_stats import SegmentStats
-from melee_agent.wire import encode_experience
+from melee_agent.io.files import atomic_write_bytes
+from melee_agent.rl.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
+from melee_agent.io.segment_stats import SegmentStats
+from melee_agent.io.wire import encode_experience
 
 
 def _matrix(frames: Pads) -> torch.Tensor:

@@ -23,8 +23,8 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from melee_agent.files import atomic_write_bytes
-from melee_agent.watch import Capsule, Circle, FighterView, FrameView
+from melee_agent.io.files import atomic_write_bytes
+from melee_agent.report.watch import Capsule, Circle, FighterView, FrameView
 
 SCHEMA = "melee-agent/arena-frames/1"
 SUFFIX = ".frames.json.gz"

@@ -32,7 +32,7 @@ from melee_agent.play.frames import play_frame
 from melee_agent.play.human import AT_REST, HumanPad, pads_of, parse
 from melee_agent.play.opponent import PolicyPort, own_view
 from melee_agent.play.view import frame_json, view_of
-from melee_agent.rewards import GAME_FRAMES, damage_reward, game_result
+from melee_agent.envs.rewards import GAME_FRAMES, damage_reward, game_result
 
 CHARACTERS = ("fox", "marth")
 PORT_OF = {"fox": AGENT, "marth": CPU}  # the arena's Fox is on port 0, Marth on port 1

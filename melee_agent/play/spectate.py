@@ -17,9 +17,9 @@ from typing import Any
 
 import torch
 
-from melee_agent.actions import base_name
+from melee_agent.envs.actions import base_name
 from melee_agent.arena import Arena
-from melee_agent.model import load_model, trained_delay
+from melee_agent.rl.model import load_model, trained_delay
 from melee_agent.play.view import frame_json, view_of
 
 POLL_FRAMES = 30

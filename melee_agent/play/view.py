@@ -1,4 +1,4 @@
-"""A frame as the JSON the page draws: :func:`melee_agent.watch.view_of`'s numbers (the geometry ``watch``
+"""A frame as the JSON the page draws: :func:`melee_agent.report.watch.view_of`'s numbers (the geometry ``watch``
 draws: bodies as the hit test's capsules, hitboxes as its circles), rounded for the wire.
 
 Example::
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from melee_agent.watch import FighterView, FrameView, view_of
+from melee_agent.report.watch import FighterView, FrameView, view_of
 
 
 def _r(v: float) -> float:

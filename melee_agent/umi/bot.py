@@ -11,7 +11,7 @@ by the arena: the bot never queues inputs.
 
 Example::
 
-    >>> from melee_agent.actions import ACTION_SETS
+    >>> from melee_agent.envs.actions import ACTION_SETS
     >>> controller_table(ACTION_SETS["untouchable"]).shape   # actions, frames, UMI controller row
     (5, 32, 13)
 """
@@ -28,8 +28,8 @@ import umi
 from umi.frame import BUTTONS as UMI_BUTTONS
 from umi.frame import CTRL_FIELDS, NEUTRAL_CTRL
 
-from melee_agent.actions import COL, ActionSet, get_action_set
-from melee_agent.model import DuelingDQN, model_from_bytes
+from melee_agent.envs.actions import COL, ActionSet, get_action_set
+from melee_agent.rl.model import DuelingDQN, model_from_bytes
 from melee_agent.umi.frames import encode_frames
 
 #: Where each UMI controller value comes from in :meth:`ActionSet.table` (None: held neutral).
@@ -107,7 +107,7 @@ class MeleeAgentBot(umi.Bot):
     @property
     def trained_delay(self) -> int | None:
         """The input delay the model file says it trained under (None: the file does not say), as
-        :func:`melee_agent.model.model_from_bytes` read it."""
+        :func:`melee_agent.rl.model.model_from_bytes` read it."""
         return self.meta.get("delay_frames")
 
     def initial_state(self, n: int) -> dict[str, np.ndarray]:

@@ -17,12 +17,13 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from melee_agent.files import atomic_output
+from melee_agent.io.files import atomic_output
 from melee_agent.umi.bot import MeleeAgentBot
 
 WEIGHTS = "model.safetensors"
 #: The melee_agent modules the bot imports, relative to the package folder.
-BUNDLED = ("__init__.py", "state.py", "actions.py", "model.py", "files.py", "safetensors_header.py",
+BUNDLED = ("__init__.py", "envs/__init__.py", "envs/state.py", "envs/actions.py", "rl/__init__.py", "rl/model.py",
+           "io/__init__.py", "io/files.py", "io/safetensors_header.py",
            "umi/__init__.py", "umi/frames.py", "umi/bot.py")
 #: PyPI distributions those modules import (libmelee for its action table, read as a file).
 REQUIREMENTS = ("umi-melee", "torch", "numpy", "safetensors", "melee")

@@ -2,8 +2,8 @@
 
 A UMI frame holds both fighters' game-memory values (``umi.frame.FRAME``; ``players[0]`` is the
 bot). :func:`fighter_fields` names each fighter's values as libmelee's ``PlayerState`` does
-(:data:`melee_agent.state.RAW_FIELDS`) and :func:`encode_frames` hands them to
-:func:`melee_agent.state.encode_players`, the function the libmelee path (``encode_gamestate``)
+(:data:`melee_agent.envs.state.RAW_FIELDS`) and :func:`encode_frames` hands them to
+:func:`melee_agent.envs.state.encode_players`, the function the libmelee path (``encode_gamestate``)
 and the arena feed too. The one value that needs more than a rename is ``action_frame``: game
 memory counts some actions' frames from 0 and others from 1; libmelee adds 1 to the
 zero-indexed ones (its own ``actiondata.csv``, per character and action), so this does the same.
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from umi.frame import FRAME
 
-from melee_agent.state import encode_players
+from melee_agent.envs.state import encode_players
 
 
 @lru_cache(maxsize=1)
@@ -81,7 +81,7 @@ def encode_frames(frames: np.ndarray, previous_action: Any, num_actions: int) ->
     """Encode UMI frames ``[N]`` (``umi.frame.FRAME``, seat 0 = the agent) as float32 ``[N, 27]``.
 
     ``previous_action`` is ``[N]`` (or one) action index in ``[0, num_actions)``. The values are
-    those :func:`melee_agent.state.encode_gamestate` gives the same game state read by libmelee.
+    those :func:`melee_agent.envs.state.encode_gamestate` gives the same game state read by libmelee.
     """
     frames = np.asarray(frames)
     if frames.dtype != FRAME:

@@ -17,5 +17,5 @@ agent's controller state, Marth reads the one his CPU (:mod:`.marth_cpu`) writes
 * :mod:`.frame` -- one fight frame, in that order.
 
 The dodging game (``game="dodge"``) does not use any of this: its frame is
-:func:`melee_agent.arena.sim.game_frame`, unchanged.
+:func:`melee_agent.arena.dodge.frame.game_frame`, unchanged.
 """

@@ -1,7 +1,7 @@
 """One fight frame for B environments: timers -> controllers -> actions -> movement -> hits -> shields -> KOs.
 
 :func:`fight_frame` has the signature and result of the dodging game's
-:func:`~melee_agent.arena.sim.game_frame` (a :class:`~melee_agent.arena.sim.FrameResult`), so
+:func:`~melee_agent.arena.dodge.frame.game_frame` (a :class:`~melee_agent.arena.dodge.frame.FrameResult`), so
 the arena's frame loop (:func:`melee_agent.arena.async_step.frame_async`) runs either. Everything is
 elementwise over environments: B = 1 and B = 1,024 play the same games.
 """
@@ -21,7 +21,7 @@ from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
 from melee_agent.arena.fight.moves import FightTable, Slot, build_table
 from melee_agent.arena.fight.state import FightState, Pad
-from melee_agent.arena.sim import FrameResult
+from melee_agent.arena.dodge.frame import FrameResult
 
 _FD = melee.enums.Stage.FINAL_DESTINATION
 EDGE = float(melee.stages.EDGE_GROUND_POSITION[_FD])  # libmelee stages.py: Final Destination's edge, 85.5657

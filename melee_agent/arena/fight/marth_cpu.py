@@ -37,7 +37,7 @@ Per level (all values are design choices, guesses shaped so that play improves l
 
 (:func:`level_rows` prints this table from :data:`FIGHT_LEVELS`.) Its random numbers are the arena's
 per-environment counter draws (:mod:`melee_agent.arena.draws`), so one environment and 1,024 play
-the same games. The dodging game's CPUs are in :mod:`melee_agent.arena.sim` and :mod:`melee_agent.arena.cpu_levels`.
+the same games. The dodging game's CPUs are in :mod:`melee_agent.arena.dodge.frame` and :mod:`melee_agent.arena.cpu_levels`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from melee_agent.actions import COL
+from melee_agent.envs.actions import COL
 from melee_agent.arena.fight.state import Pad
 
 STICK_DEADZONE = 0.2875  # Melee's pad layer: |raw| <= 22 of 80 units reads 0 (first value read 23/80)

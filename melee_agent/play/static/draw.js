@@ -1,5 +1,5 @@
 "use strict";
-// One arena frame drawn in a canvas as `melee-agent watch` draws it (melee_agent/watch.py, Painter): the main
+// One arena frame drawn in a canvas as `melee-agent watch` draws it (melee_agent/report/watch.py, Painter): the main
 // view of Final Destination, both fighters' bodies (the hit test's capsules) and hitboxes, an inset map of the
 // blast zones, the clock, and a HUD with percent, stocks and actions. The geometry and colours come from the
 // server (settings.geometry), so the page and watch read the same constants.

@@ -1,0 +1,113 @@
+"""The arena's state between frames: fresh episodes, observations, the end of a decision.
+
+Pure functions of an :class:`~melee_agent.arena.env_state.EnvState`, so that ``torch.compile``
+can fuse each into one kernel; ``Arena`` calls them eagerly or compiled (see
+:mod:`melee_agent.arena.compiled`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from melee.enums import Action
+from torch import Tensor
+
+from melee_agent.arena import libmelee_data as d
+from melee_agent.arena.cpu_levels import LevelMix
+from melee_agent.arena.draws import ResetDraws
+from melee_agent.arena.env_state import EnvState, PlayerState, where
+from melee_agent.arena.dodge.frame import NO_MOVE, intangible
+from melee_agent.arena.dodge.tables import Tables
+from melee_agent.envs.state import RAW_FIELDS, encode_raw_matrix
+
+
+def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor) -> EnvState:
+    """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%, a CPU level from ``mix``.
+
+    The controller states in flight (input delay) are all ``neutral`` (``[C]``): nothing pressed yet.
+    """
+    g = state.game
+    g = g._replace(episode=torch.where(mask, g.episode + 1, g.episode))
+    u = ResetDraws.draw(g.env_id, g.episode, seed)
+    g = g._replace(cpu_level=torch.where(mask, mix.pick(u.level, g.env_id), g.cpu_level),
+                   **{name: torch.where(mask, 0.0, getattr(g, name))
+                      for name in ("episode_frame", "previous_action", "cpu_cooldown", "episode_return")})
+    ax = -60.0 + 120.0 * u.agent_x
+    side = torch.where(ax > 0, -1.0, 1.0)
+    cx = (ax + side * (50.0 + 40.0 * u.gap)).clamp(-80.0, 80.0)
+    zero = torch.zeros_like(state.players.percent)
+    both = lambda v: zero + v  # noqa: E731  the same value for both players
+    fresh = PlayerState(*(zero for _ in PlayerState._fields))._replace(
+        position_x=torch.stack((ax, cx), 1), facing=torch.stack((side, -side), 1),
+        action=both(float(Action.STANDING.value)), move=both(NO_MOVE), action_frame=both(1.0),
+        on_ground=both(1.0), jumps_left=both(2.0), stock=both(4.0), shield_strength=both(d.SHIELD_MAX))
+    fight = None if state.fight is None else where(mask, state.fight.fresh(), state.fight)
+    return EnvState(where(mask, fresh, state.players), g, torch.where(mask.view(-1, 1, 1), neutral, state.inputs),
+                    fight)
+
+
+def observe(players: PlayerState, previous_action: Tensor, T: Tables, num_actions: int) -> Tensor:
+    """``[B, 27]`` observations through the same state table as Dolphin's game states.
+
+    The raw fields are stacked by name into ``[B, 2, 13]`` (contiguous copies, which a compiled
+    decision fuses into its loop) and encoded by :func:`~melee_agent.envs.state.encode_raw_matrix`.
+    ``facing`` and ``invulnerable`` are derived: the sign of ``facing``, and :func:`~melee_agent.arena.dodge.frame.intangible`.
+    """
+    derived = {"facing": (players.facing > 0).float(), "invulnerable": intangible(players, T).float()}
+    raw = torch.stack([derived[name] if name in derived else getattr(players, name) for name in RAW_FIELDS], dim=-1)
+    return encode_raw_matrix(raw, previous_action, num_actions)
+
+
+class DecisionEnd(NamedTuple):
+    """The end of a decision: the state after it (fresh episodes where one ended) and what it reports."""
+
+    state: EnvState
+    final: Tensor  # [B, 27]: the observation after the decision, before any reset
+    next: Tensor  # [B, 27]: the one the next decision sees (a fresh episode's where done)
+    episode_frame: Tensor  # [B]: the episode's frames, before any reset
+    episode_return: Tensor  # [B]: its return
+    cpu_level: Tensor  # [B]: the CPU level it was played against
+    stock: Tensor  # [B, 2]: both players' stocks, before any reset
+    percent: Tensor  # [B, 2]: both players' percent, before any reset
+
+
+def close_decision(state: EnvState, ready: Tensor, action: Tensor, reward: Tensor, T: Tables,
+                   num_actions: int) -> DecisionEnd:
+    """Close the decisions of the ``ready`` environments, resetting nothing: ``next`` is ``final``.
+
+    The first half of :func:`finish_decision`. A compiled arena plays it in the frame's graph every
+    frame and resets (:func:`reset_finished`) only on the frames where a game ended, rare for a few
+    environments (each ends a game once in thousands of frames): a reset inside the frame's graph would
+    cost every frame a whole fresh state and a second observation.
+    """
+    g = state.game
+    g = g._replace(previous_action=torch.where(ready, action, g.previous_action),
+                   episode_return=g.episode_return + torch.where(ready, reward, 0.0))
+    state = state._replace(game=g)
+    ended = state.players
+    final = observe(ended, g.previous_action, T, num_actions)
+    return DecisionEnd(state, final, final, g.episode_frame, g.episode_return, g.cpu_level, ended.stock, ended.percent)
+
+
+def reset_finished(end: DecisionEnd, done: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor, T: Tables,
+                   num_actions: int) -> DecisionEnd:
+    """``end`` with fresh episodes where ``done`` holds, and ``next`` the observation each environment sees
+    next (``final`` where its episode goes on): the second half of :func:`finish_decision`. What the
+    decision reports (``final``, stocks, percent...) stays as it was before the reset."""
+    state = reset_envs(end.state, done, seed, mix, neutral)
+    fresh = observe(state.players, state.game.previous_action, T, num_actions)
+    return end._replace(state=state, next=torch.where(done.unsqueeze(1), fresh, end.final))
+
+
+def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor, reward: Tensor, T: Tables,
+                    num_actions: int, seed: Tensor, mix: LevelMix, neutral: Tensor, compiled: bool) -> DecisionEnd:
+    """Close the decisions of the ``ready`` environments and reset the ``done`` ones.
+
+    ``compiled`` resets through masks without asking whether any environment is done (no host
+    sync, which would split the graph).
+    """
+    end = close_decision(state, ready, action, reward, T, num_actions)
+    if compiled or bool(done.any()):
+        end = reset_finished(end, done, seed, mix, neutral, T, num_actions)
+    return end

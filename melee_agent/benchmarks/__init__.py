@@ -1,0 +1,1 @@
+"""The benchmarks behind `melee-agent bench`: arena, replay, prioritized, ingest, fed, learn."""

@@ -1,0 +1,1 @@
+"""File and wire formats: experience batches, atomic files, safetensors headers, Slippi replays."""

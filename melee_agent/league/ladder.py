@@ -1,0 +1,134 @@
+"""A round robin in the arena: models (either port, their own characters) and CPU levels, rated by Elo.
+
+``melee-agent ladder MODEL... [--cpu-levels L...]`` plays every pair of members: two models play half their
+games with each on port 0 (DESIGN.md "Ports": each model reads the game from its own port's view); a model
+plays a CPU level from port 0 against the CPU's Marth on port 1 (the CPU plays Marth only). Every game is
+a whole fight (or one cut by ``clock_frames``: the clock's end decides it by stocks, then percent). The
+records go through :func:`melee_agent.league.ratings.fit`, with half a virtual draw per pair so a clean sweep
+stays finite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from melee_agent.league import ratings
+from melee_agent.report.text_table import text_table
+
+#: Virtual draws per pair in the fit (a guess: enough to keep a 100% record finite, small beside 100 games).
+PRIOR_GAMES = 0.5
+
+
+@dataclass(frozen=True)
+class Member:
+    """One entrant: a model file (``path``, playing ``character``) or the CPU at ``level`` (Marth)."""
+
+    name: str
+    path: str | None = None
+    level: int | None = None
+    character: str = "marth"
+
+
+def model_member(path: str | Path, action_set: str) -> Member:
+    """A model file as an entrant; its character from the file's metadata (Fox where the file predates it)."""
+    from melee_agent.rl.model import load_model  # noqa: PLC0415
+
+    _, meta = load_model(path, action_set=action_set)
+    return Member(Path(path).stem if Path(path).stem != "model" else str(path), path=str(path),
+                  character=meta.get("character", "fox"))
+
+
+def _policy(member: Member, action_set: str, device: str):
+    from melee_agent.rl.policies import model_policy  # noqa: PLC0415
+
+    return model_policy(member.path, action_set, device)
+
+
+def play(a: Member, b: Member, games: int, action_set: str = "fight", clock_frames: int | None = None,
+         seed: int = 0, device: str = "cpu") -> tuple[int, int, int]:
+    """``a`` (port 0) against ``b`` (port 1) for ``games`` games side by side: ``a``'s wins, losses, draws."""
+    from melee_agent.arena import Arena  # noqa: PLC0415
+    from melee_agent.arena.ports import Opponents  # noqa: PLC0415
+
+    if a.path is None:
+        raise ValueError(f"{a.name}: the CPU plays port 1 only (Marth)")
+    kw: dict[str, Any] = dict(game="fight", action_set=action_set, reward="fight", seed=seed, device=device,
+                              max_frames=clock_frames)
+    if b.path is None:
+        env = Arena(games, cpu_level=int(b.level), characters=(a.character, "marth"), **kw)
+    else:
+        env = Arena(games, characters=(a.character, b.character), **kw)
+        env.set_opponents(Opponents.split([_policy(b, action_set, device)], games, env, names=[b.name]))
+    act = _policy(a, action_set, device)
+    obs = env.reset()
+    result = torch.zeros(games, dtype=torch.long)  # 0 playing, 1 won, 2 lost, 3 drawn
+    ready = torch.ones(games, dtype=torch.bool)
+    actions = torch.zeros(games, dtype=torch.long)
+    while bool((result == 0).any()):
+        actions = torch.where(ready, act(obs), actions)
+        obs, _, done, info = env.step_async(actions)
+        ready = info.ready
+        over = info.game_over.cpu() & (result == 0)
+        if bool(over.any()):
+            mine, theirs = info.agent_stocks.cpu(), info.opponent_stocks.cpu()
+            pa, pb = info.agent_percent.cpu(), info.opponent_percent.cpu()
+            won = (mine > theirs) | ((mine == theirs) & (pa < pb))
+            lost = (mine < theirs) | ((mine == theirs) & (pa > pb))
+            result = torch.where(over, torch.where(won, 1, torch.where(lost, 2, 3)), result)
+    return int((result == 1).sum()), int((result == 2).sum()), int((result == 3).sum())
+
+
+def round_robin(members: list[Member], games: int, action_set: str = "fight", clock_frames: int | None = None,
+                seed: int = 0, device: str = "cpu") -> dict[str, Any]:
+    """Every pair's record and every member's rating (the report ``ladder --json`` writes)."""
+    if len({m.name for m in members}) != len(members):
+        raise ValueError(f"entrant names must differ: {[m.name for m in members]}")
+    if games < 2:
+        raise ValueError(f"games must be at least 2 (one per port between two models), got {games}")
+    records: dict[tuple[str, str], tuple[int, int, int]] = {}
+    for a, b in combinations(members, 2):
+        if a.path is None and b.path is None:
+            continue  # two CPUs: no game (the CPU plays port 1 only)
+        if a.path is None:
+            a, b = b, a
+        if b.path is None:
+            records[(a.name, b.name)] = play(a, b, games, action_set, clock_frames, seed, device)
+            continue
+        half = games // 2
+        w1, l1, d1 = play(a, b, half, action_set, clock_frames, seed, device)
+        w2, l2, d2 = play(b, a, games - half, action_set, clock_frames, seed + 1, device)
+        records[(a.name, b.name)] = (w1 + l2, l1 + w2, d1 + d2)
+    elo = ratings.fit(records, prior_games=PRIOR_GAMES)
+    rows = [{"name": m.name, "kind": "model" if m.path else "cpu", "character": m.character,
+             "path": m.path, "cpu_level": m.level, "elo": round(elo.get(m.name, ratings.ANCHOR), 1)}
+            for m in members]
+    rows.sort(key=lambda r: -r["elo"])
+    return {"games_per_pair": games, "clock_frames": clock_frames, "action_set": action_set, "ratings": rows,
+            "records": [{"a": a, "b": b, "wins": w, "losses": lo, "draws": d} for (a, b), (w, lo, d) in records.items()]}
+
+
+def format_table(doc: dict[str, Any]) -> str:
+    rows = [["entrant", "kind", "character", "Elo"]]
+    rows += [[r["name"], r["kind"] + (f" {r['cpu_level']}" if r["cpu_level"] else ""), r["character"], f"{r['elo']:.0f}"]
+             for r in doc["ratings"]]
+    return text_table(rows)
+
+
+def plot(doc: dict[str, Any], path: str | Path) -> None:
+    """The ratings as bars, best first."""
+    from melee_agent.report.plots import figure  # noqa: PLC0415
+
+    names = [r["name"] for r in doc["ratings"]]
+    elo = [r["elo"] for r in doc["ratings"]]
+    with figure(path, (max(4.0, 0.8 * len(names) + 2), 3.5), "ladder: Elo from a round robin") as ax:
+        ax.bar(range(len(names)), elo, color=["#3b7dd8" if r["kind"] == "model" else "#999999" for r in doc["ratings"]])
+        ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("Elo")
+        lo = min(elo)
+        ax.set_ylim(lo - 50, max(elo) + 50)
+        ax.grid(axis="y", alpha=0.3)

@@ -1,0 +1,1 @@
+"""Reading results: evaluation, run comparison, plots, videos, watching, fidelity against replays."""

@@ -1,0 +1,279 @@
+"""`melee-agent fidelity --motion`: does the arena move a fighter as Melee did, frame by frame, from the same inputs?
+
+For every Fox and Marth *free-movement stretch* of a replay (defined below), the arena's fighter is put
+in the replay player's state on the stretch's first frame (:meth:`Arena.place`) and then played the
+replay's own controller frames (:meth:`Arena.step_pads`), one a frame, for up to 120 frames; after each
+frame its position is put beside the replay's. All stretches of a character play side by side, one
+environment each.
+
+A **free-movement stretch** is a run of frames (game frame 0 on) where the player is Fox or Marth, in
+an action the arena plays as movement (:data:`FREE_ACTIONS`: standing, walking, dashing, running, turning,
+crouching, jump squat, jumps, falls, landing, air dodge and its landing), out of hitstun and hitlag with no launch speed, and within
+the stage's horizontal edges (the real stage's and Final Destination's, the arena's stage), on the
+stage's main floor (y = 0) when grounded and above it when airborne: so not on a platform, and never
+where another stage's shape (Yoshi's Story's slopes, a platform landing) would differ from Final
+Destination's. Runs longer than 120 frames are cut into stretches of 120.
+
+Reported per character: stretches; the share followed within 1 unit for their whole length; the
+median frames in sync (frames until the first frame more than 1 unit off, the whole length when none
+is); the share of frames whose action id equals the replay's; and the first misses counted by the
+real player's action on the frame of the miss. The other port's fighter is held still in the air far
+above the stage (re-placed every frame), so it never touches the one measured: the real opponent's
+body push is a cause of misses the arena cannot show here.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections import Counter
+from typing import Any, Iterable, NamedTuple
+
+import melee
+import numpy as np
+import torch
+from melee.enums import Action, Character
+
+from melee_agent.arena.fight.pads import Pads
+from melee_agent.arena.fight.frame import EDGE
+from melee_agent.io.slp import ReplayError, read_kept
+
+MAX_STRETCH = 120  # frames, as issue 49 asks
+TOLERANCE = 1.0  # game units
+A = Action
+FREE_ACTIONS = frozenset(a.value for a in (
+    A.STANDING, A.WALK_SLOW, A.WALK_MIDDLE, A.WALK_FAST, A.TURNING, A.TURNING_RUN, A.DASHING, A.RUNNING,
+    A.RUN_BRAKE, A.CROUCH_START, A.CROUCHING, A.CROUCH_END, A.KNEE_BEND, A.JUMPING_FORWARD, A.JUMPING_BACKWARD,
+    A.JUMPING_ARIAL_FORWARD, A.JUMPING_ARIAL_BACKWARD, A.FALLING, A.FALLING_FORWARD, A.FALLING_BACKWARD,
+    A.FALLING_AERIAL, A.FALLING_AERIAL_FORWARD, A.FALLING_AERIAL_BACKWARD, A.LANDING, A.AIRDODGE, A.LANDING_SPECIAL))
+COLUMN = {Character.FOX: 0, Character.MARTH: 1}  # the arena's port for each character
+
+
+class PlayerRow(NamedTuple):
+    """One player's frame, as the harness needs it."""
+
+    character: Any
+    action: int
+    action_frame: int
+    x: float
+    y: float
+    speed_air_x: float
+    speed_ground_x: float
+    speed_y: float
+    facing: bool
+    on_ground: bool
+    jumps_left: int
+    percent: float
+    hitlag: float
+    hitstun: float
+    attack_speed: float
+    pad: tuple[float, ...]  # main x, y, c x, y, l, r, then a b x y z l r as 0/1
+
+
+class Stretch(NamedTuple):
+    file: str
+    port: int
+    character: str
+    start: int  # the placed frame's game frame number
+    rows: tuple[PlayerRow, ...]  # the placed frame, then each frame compared
+    history: tuple[tuple[float, ...], ...] = ()  # the controller frames of up to 4 frames before the placed one
+
+
+class StretchResult(NamedTuple):
+    file: str
+    character: str
+    frame: int  # the placed frame's game frame number
+    length: int  # frames compared
+    in_sync: int  # frames until the first more than TOLERANCE off (length when none)
+    action_agree: int  # frames whose action id equals the replay's
+    first_miss_action: str | None  # the real player's action on the first miss frame
+
+
+_BUTTONS = (melee.enums.Button.BUTTON_A, melee.enums.Button.BUTTON_B, melee.enums.Button.BUTTON_X,
+            melee.enums.Button.BUTTON_Y, melee.enums.Button.BUTTON_Z, melee.enums.Button.BUTTON_L,
+            melee.enums.Button.BUTTON_R)
+
+
+def _row(p: Any) -> PlayerRow:
+    cs = p.controller_state
+    pad = (float(cs.main_stick[0]), float(cs.main_stick[1]), float(cs.c_stick[0]), float(cs.c_stick[1]),
+           float(cs.l_shoulder), float(cs.r_shoulder)) + tuple(float(bool(cs.button[b])) for b in _BUTTONS)
+    return PlayerRow(p.character, int(p.action.value), int(p.action_frame), float(p.position.x), float(p.position.y),
+                     float(p.speed_air_x_self), float(p.speed_ground_x_self), float(p.speed_y_self), bool(p.facing),
+                     bool(p.on_ground), int(p.jumps_left), float(p.percent), float(p.hitlag_left or 0),
+                     float(p.hitstun_frames_left or 0), abs(float(p.speed_x_attack)) + abs(float(p.speed_y_attack)), pad)
+
+
+def read_frames(path: str | os.PathLike) -> tuple[list[tuple[int, dict[int, PlayerRow]]], float]:
+    """Every kept frame's (game frame, {port: row}) and the stage's edge (the replay's stage, at most FD's)."""
+    stage: list[Any] = []
+
+    def convert(gs: Any, _console: Any) -> tuple[int, dict[int, PlayerRow]]:
+        if not stage:
+            stage.append(gs.stage)
+        return int(gs.frame), {int(port): _row(p) for port, p in gs.players.items()}
+
+    frames, _ = read_kept(path, convert=convert)
+    edge = float(melee.stages.EDGE_GROUND_POSITION.get(stage[0], EDGE)) if stage else EDGE
+    return frames, min(edge, EDGE)
+
+
+def _free(r: PlayerRow, edge: float) -> bool:
+    if r.character not in COLUMN or r.action not in FREE_ACTIONS:
+        return False
+    if r.hitlag > 0 or r.hitstun > 0 or r.attack_speed > 0 or abs(r.x) > edge:
+        return False
+    return abs(r.y) < 0.01 if r.on_ground else r.y > 0.01
+
+
+def stretches(path: str | os.PathLike) -> list[Stretch]:
+    """Every free-movement stretch of a replay (module docstring), cut at MAX_STRETCH compared frames."""
+    frames, edge = read_frames(path)
+    out: list[Stretch] = []
+    # Replays before Slippi 3.5.0 record no self speeds (libmelee reads 0): the placed frame's speeds are then
+    # its position's change from the frame before (on the ground and in the air alike, what the game moved it by).
+    has_speeds = any(r.speed_air_x or r.speed_ground_x or r.speed_y for _, ps in frames for r in ps.values())
+    ports = sorted({port for _, ps in frames for port in ps})
+    for port in ports:
+        run: list[int] = []
+        for i, (number, ps) in enumerate(frames + [(-1, {})]):  # a last non-frame ends the last run
+            r = ps.get(port)
+            free = number >= 0 and r is not None and _free(r, edge)
+            if free:
+                run.append(i)
+            if (not free or len(run) == MAX_STRETCH + 1) and len(run) >= 2:
+                rows = tuple(frames[j][1][port] for j in run)
+                before = frames[run[0] - 1][1].get(port) if run[0] > 0 else None
+                if not has_speeds and before is not None:
+                    dx, dy = rows[0].x - before.x, rows[0].y - before.y
+                    rows = (rows[0]._replace(speed_air_x=dx, speed_ground_x=dx, speed_y=dy),) + rows[1:]
+                hist = tuple(frames[j][1][port].pad for j in range(max(0, run[0] - 4), run[0]) if port in frames[j][1])
+                out.append(Stretch(str(path), port, rows[0].character.name.lower(), frames[run[0]][0], rows, hist))
+            if not free:
+                run = []
+            elif len(run) == MAX_STRETCH + 1:  # full: its last frame is the next stretch's placed frame
+                run = [i]
+    return out
+
+
+def _pads(rows: list[PlayerRow | None], col: int, device: torch.device) -> Pads:
+    """``[B, 2]`` raw frames: each stretch's row (neutral where it has ended) on ``col``, neutral on the other."""
+    neutral = (0.5, 0.5, 0.5, 0.5, 0.0, 0.0) + (0.0,) * 7
+    vals = torch.tensor([r.pad if r is not None else neutral for r in rows], dtype=torch.float32, device=device)
+    base = Pads.neutral(len(rows), device)
+    fields = []
+    for k in range(len(Pads._fields)):
+        v = base[k].clone()
+        v[:, col] = vals[:, k]
+        fields.append(v.bool() if k >= 6 else v)
+    return Pads(*fields)
+
+
+def _history(group: list[Stretch], col: int, device: torch.device) -> list[Pads]:
+    """Each stretch's controller frames up to its placed one (``col``'s, ``[B]`` each), the oldest first: the stick's
+    tilt timers at the placed frame (how many frames ago it crossed the smash deadzone) are counted from them."""
+    depth = max(len(s.history) for s in group) + 1
+    out = []
+    for k in range(depth):
+        rows = []
+        for s in group:
+            pads = s.history + (s.rows[0].pad,)
+            pads = (pads[0],) * (depth - len(pads)) + pads  # a short history repeats its oldest frame
+            rows.append(PlayerRow(*s.rows[0][:-1], pads[k]))
+        out.append(Pads(*(f[:, col] for f in _pads(rows, col, device))))
+    return out
+
+
+def play(group: list[Stretch], col: int, device: str = "cpu") -> list[StretchResult]:
+    """Re-play one character's stretches side by side in one arena (``col``: the character's column)."""
+    from melee_agent.arena import Arena  # noqa: PLC0415 (the arena imports torch.compile machinery)
+
+    B = len(group)
+    arena = Arena(B, game="fight", device=device, seed=0)
+    arena.reset()
+    first = [s.rows[0] for s in group]
+    t = lambda vals: torch.tensor(vals, dtype=torch.float32, device=arena.device)  # noqa: E731
+    arena.place(col, position_x=t([r.x for r in first]), position_y=t([r.y for r in first]),
+                speed_air_x_self=t([r.speed_air_x for r in first]),
+                speed_ground_x_self=t([r.speed_ground_x for r in first]), speed_y_self=t([r.speed_y for r in first]),
+                action=t([r.action for r in first]), action_frame=t([r.action_frame for r in first]),
+                facing=t([float(r.facing) for r in first]), on_ground=t([float(r.on_ground) for r in first]),
+                jumps_left=t([r.jumps_left for r in first]), percent=t([r.percent for r in first]),
+                controller_state=_history(group, col, arena.device))
+    other = 1 - col
+    longest = max(len(s.rows) for s in group) - 1
+    dist = np.full((B, longest), np.inf)
+    act = np.zeros((B, longest), dtype=bool)
+    for k in range(1, longest + 1):
+        arena.place(other, position_x=0.0, position_y=150.0, on_ground=0.0, speed_air_x_self=0.0, speed_y_self=0.0,
+                    action=float(Action.FALLING.value), action_frame=1.0)
+        rows = [s.rows[k] if k < len(s.rows) else None for s in group]
+        arena.step_pads(_pads(rows, col, arena.device))
+        ps = arena.state.players
+        x, y, a = (v[:, col].cpu().numpy() for v in (ps.position_x, ps.position_y, ps.action))
+        for i, r in enumerate(rows):
+            if r is not None:
+                dist[i, k - 1] = float(np.hypot(x[i] - r.x, y[i] - r.y))
+                act[i, k - 1] = int(a[i]) == r.action
+    out = []
+    for i, s in enumerate(group):
+        n = len(s.rows) - 1
+        miss = np.nonzero(dist[i, :n] > TOLERANCE)[0]
+        sync = int(miss[0]) if miss.size else n
+        first_miss = None if not miss.size else Action(s.rows[sync + 1].action).name
+        out.append(StretchResult(s.file, s.character, s.start, n, sync, int(act[i, :n].sum()), first_miss))
+    return out
+
+
+def run(paths: Iterable[str | os.PathLike], device: str = "cpu") -> tuple[list[StretchResult], list[str]]:
+    """Every stretch of every readable replay, played; and one line per replay that could not be read."""
+    found: list[Stretch] = []
+    errors: list[str] = []
+    for p in paths:
+        try:
+            found += stretches(p)
+        except ReplayError as e:
+            errors.append(str(e))
+    results: list[StretchResult] = []
+    for ch, col in COLUMN.items():
+        group = [s for s in found if s.character == ch.name.lower()]
+        if group:
+            results += play(group, col, device)
+    return results, errors
+
+
+def summarize(results: list[StretchResult]) -> dict[str, Any]:
+    """Per character: stretches, frames, followed share, median frames in sync, action agreement, first misses."""
+    out: dict[str, Any] = {}
+    for ch in sorted({r.character for r in results}):
+        rs = [r for r in results if r.character == ch]
+        frames = sum(r.length for r in rs)
+        out[ch] = {
+            "stretches": len(rs), "frames": frames,
+            "followed_share": sum(r.in_sync == r.length for r in rs) / len(rs),
+            "median_in_sync": statistics.median(r.in_sync for r in rs),
+            "median_length": statistics.median(r.length for r in rs),
+            "action_agreement": sum(r.action_agree for r in rs) / frames if frames else None,
+            "first_misses": dict(Counter(r.first_miss_action for r in rs if r.first_miss_action).most_common()),
+        }
+    return out
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    lines = ["character  stretches  frames  followed  median in sync (of median length)  action agreement"]
+    for ch, s in summary.items():
+        lines.append(f"{ch:<10} {s['stretches']:>9} {s['frames']:>7} {100 * s['followed_share']:>8.1f}% "
+                     f"{s['median_in_sync']:>15} ({s['median_length']})"
+                     f" {100 * (s['action_agreement'] or 0):>28.1f}%")
+    for ch, s in summary.items():
+        top = ", ".join(f"{k} {v}" for k, v in list(s["first_misses"].items())[:10])
+        lines.append(f"{ch} first misses by the real action: {top or 'none'}")
+    return "\n".join(lines)
+
+
+def report(results: list[StretchResult], errors: list[str]) -> dict[str, Any]:
+    return {"summary": summarize(results), "stretches": [r._asdict() for r in results], "errors": errors,
+            "tolerance": TOLERANCE, "max_stretch": MAX_STRETCH}
+
+
+__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "FREE_ACTIONS"]

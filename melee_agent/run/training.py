@@ -1,0 +1,682 @@
+"""A whole training run on one machine, as an object a script can drive: the embedded default.
+
+:class:`TrainingRun` starts a manager (its own process: it owns the device replay and the
+trainer), waits until it is ready, starts local worker processes, evaluates the newest model
+every ``train.eval_every_minutes`` against the levels it trains on (``env.cpu_levels``, else
+``env.cpu_level``; the same number of episodes at each; ``eval/`` in TensorBoard, with the worst
+level's share), keeps the best periodically evaluated model (``train.keep_best``: the best worst
+level, then the best mix), scores it over ``train.eval_episodes`` fresh episodes at every CPU
+level 1-9 with noop and random beside it, and leaves in the run
+folder ``model.safetensors``, ``model-last.safetensors``, ``eval.json``, ``learning_curve.png``,
+``checkpoints/``, ``config.toml`` and ``config.json``, the TensorBoard run and the logs.
+
+Fights (``env.game = "fight"``, ``--config fight``): the periodic checks play whole games and report
+the win rate (``eval/win_rate``, ``eval/win_rate_worst_level``, ``eval/win_rate_level_N``); the kept
+model is the one with the best worst level's win rate, then the best win rate over the mix; the final
+report plays ``train.final_games_per_level`` games at each level 1-9 plus ``train.final_games_level_9``
+more at level 9 (``level_9`` in eval.json), with the baselines noop, random, dodger and fighter beside
+it at each level (fighter is scripted for the ``basic`` and ``fight`` action sets; with another set
+it plays ``basic`` and the report says so), and the learning curve plots the win rate.
+
+The child processes read the resolved config from ``RUN_DIR/config.toml``, so a config built
+in Python trains exactly as written.
+
+This is the one module of the library that composes the roles (``melee_agent.manager`` and
+``melee_agent.workers``) into a run; the core modules never import them.
+
+Example::
+
+    from melee_agent.config import load_config
+    from melee_agent.run.training import TrainingRun
+    cfg = load_config("small", ["learner.lr=5e-4"])
+    result = TrainingRun(cfg, minutes=1).run()
+    print(result["untouched_share"], result["run_dir"])  # eval.json's document
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels
+from melee_agent.games import DODGE, FIGHT, game_of
+from melee_agent.run.fused import fused_envs
+from melee_agent.io.files import atomic_write_bytes, atomic_write_json
+
+if TYPE_CHECKING:
+    from melee_agent.report.evaluate import EvalResult
+    from melee_agent.run.fused import FusedTrainer
+
+BASELINES = DODGE.baselines
+#: Fights' baselines. ``fighter`` is scripted for the ``basic`` and ``fight`` action sets; with any other
+#: set, it plays ``basic`` (:func:`scripted_action_set`).
+FIGHT_BASELINES = FIGHT.baselines
+#: The final report plays every level, whatever the run trained against.
+REPORT_LEVELS = tuple(range(1, 10))
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """One evaluation of a published model (or a baseline policy): a point of the learning curve,
+    ``eval.json``'s ``last_model_check``, ``baselines`` and the report itself."""
+
+    policy: str
+    """``model``, or the scripted policy's name."""
+    cpu_level: int | list[int]
+    """The CPU level played, or the levels of the mix."""
+    result: EvalResult
+    """The figures, with the worst-level ones filled in (by the result's own without a level mix)."""
+    action_set: str | None = None
+    """The action set a baseline played where it was not the run's; else None."""
+    model_version: int | None = None
+    """The model's version (``policy == "model"``)."""
+    train_step: int | None = None
+    """The learner's step the model was published at (``policy == "model"``)."""
+    minutes: float | None = None
+    """Training minutes when it was evaluated (``policy == "model"``)."""
+    note: str | None = None
+    """A remark the report carries (a baseline played on another action set)."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"policy": self.policy, "cpu_level": self.cpu_level, **self.result.to_json()}
+        extra = {"action_set": self.action_set, "model_version": self.model_version, "train_step": self.train_step,
+                 "minutes": self.minutes, "note": self.note}
+        return {**out, **{k: v for k, v in extra.items() if v is not None}}
+
+
+class Evaluations:
+    """Evaluations of published models: TensorBoard ``eval/`` tags and the learning curve's points.
+
+    The model's checks that make the curve (``record``) play on ``check_device`` (default ``device``);
+    the final report and the scripted baselines on ``device``.
+    """
+
+    def __init__(self, cfg: Config, run_dir: Path, device: str, check_device: str | None = None):
+        from torch.utils.tensorboard import SummaryWriter  # noqa: PLC0415
+
+        self.cfg, self.run_dir, self.device, self.check_device = cfg, run_dir, device, check_device or device
+        self.writer = SummaryWriter(str(run_dir), filename_suffix=".eval")
+        self.points: list[ModelCheck] = []
+        self._pool: Any = None  # the check process (submit), started at the first check it plays
+
+    def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
+            seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None,
+            action_set: str | None = None) -> ModelCheck:
+        """Evaluate the model in ``model_bytes`` (or a scripted ``policy``, on ``action_set`` where given)
+        against ``levels`` (default: the run's), ``episodes`` spread evenly over them; ``record`` adds it
+        to the curve."""
+        is_model = policy == "model"
+        device = self.check_device if record and is_model else self.device
+        res, version, train_step = play_check(self.cfg, model_bytes, episodes, device, policy, seed, levels, action_set)
+        return self._checked(res, version, train_step, minutes, step, policy, levels, action_set, record)
+
+    def submit(self, model_bytes: bytes, episodes: int, minutes: float, step: int) -> PendingCheck:
+        """A periodic check of ``model_bytes`` played in a process of its own while training goes on (the
+        fused loop: its process trains, and a check in it would pause the learner); :meth:`collect` it."""
+        if self._pool is None:
+            import multiprocessing  # noqa: PLC0415
+            from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+            # spawn: a fork would copy this process's CUDA context and threads.
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_check_process_init)
+        future = self._pool.submit(play_check, self.cfg, model_bytes, episodes, self.check_device)
+        return PendingCheck(future, time.monotonic(), minutes, step, model_bytes)
+
+    def collect(self, pending: PendingCheck) -> ModelCheck:
+        """The finished check's :class:`ModelCheck`, recorded at the minute and step it was submitted."""
+        res, version, train_step = pending.future.result()
+        return self._checked(res, version, train_step, pending.minutes, pending.step, "model", None, None, True)
+
+    def _checked(self, res: EvalResult, version: int | None, train_step: int | None, minutes: float, step: int,
+                 policy: str, levels: tuple[int, ...] | None, action_set: str | None, record: bool) -> ModelCheck:
+        cfg = self.cfg
+        levels = levels or env_levels(cfg)
+        is_model = policy == "model"
+        r = ModelCheck(policy=policy, cpu_level=levels[0] if len(levels) == 1 else list(levels), result=res,
+                       action_set=action_set,
+                       model_version=version if is_model else None, train_step=train_step if is_model else None,
+                       minutes=round(minutes, 2) if is_model else None)
+        if is_model and record:
+            self._record(r, step)
+        return r
+
+    def _record(self, r: ModelCheck, step: int) -> None:
+        res = r.result
+        scalars = {"untouched_share": res.untouched_share,
+                   "untouched_share_worst_level": res.untouched_share_worst_level,
+                   "mean_seconds_to_first_hit": res.mean_seconds_to_first_hit, "damage_taken": res.damage_taken,
+                   "stocks_lost": res.stocks_lost}
+        for k, x in scalars.items():
+            self.writer.add_scalar(f"eval/{k}", x, step)
+        for lv, v in (res.per_level or {}).items():
+            self.writer.add_scalar(f"eval/untouched_share_level_{lv}", v.untouched_share, step)
+        if res.fights is not None:  # fights: whole games
+            g = res.fights
+            for k, x in {"win_rate": g.win_rate, "win_rate_worst_level": res.win_rate_worst_level,
+                         "stocks_taken_per_game": g.stocks_taken_per_game,
+                         "stocks_lost_per_game": g.stocks_lost_per_game,
+                         "damage_dealt_per_game": g.damage_dealt_per_game}.items():
+                self.writer.add_scalar(f"eval/{k}", x, step)
+            for lv, v in (res.per_level or {}).items():
+                self.writer.add_scalar(f"eval/win_rate_level_{lv}", v.win_rate or 0.0, step)
+        self.writer.flush()
+        self.points.append(r)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        self.writer.close()
+
+
+@dataclass(frozen=True)
+class PendingCheck:
+    """A periodic check playing in the check process (:meth:`Evaluations.submit`)."""
+
+    future: Future[tuple[EvalResult, int | None, int | None]]
+    started: float  # monotonic seconds when it was submitted
+    minutes: float  # training minutes of the model it checks
+    step: int  # the TensorBoard step it is recorded at
+    model_bytes: bytes
+
+
+def _check_process_init() -> None:
+    import torch  # noqa: PLC0415
+
+    # One thread, as `train` plays its checks beside the learner: the cores belong to the training process.
+    torch.set_num_threads(1)
+
+
+def play_check(cfg: Config, model_bytes: bytes, episodes: int, device: str, policy: str = "model",
+               seed: int = 12_345, levels: tuple[int, ...] | None = None,
+               action_set: str | None = None) -> tuple[EvalResult, int | None, int | None]:
+    """Play one evaluation: ``(result with its worst levels, model version, model train step)`` (the last two
+    None for a scripted ``policy``). A top-level function, so a check process can run it."""
+    import torch  # noqa: PLC0415
+
+    from melee_agent.envs.make import eval_config, make_eval_env  # noqa: PLC0415
+    from melee_agent.report.evaluate import evaluate  # noqa: PLC0415
+    from melee_agent.rl.model import model_from_bytes  # noqa: PLC0415
+    from melee_agent.rl.policies import make_policy  # noqa: PLC0415
+
+    if action_set is not None and action_set != cfg.env.action_set:
+        cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, action_set=action_set))
+    levels = levels or env_levels(cfg)
+    cfg = eval_config(cfg)
+    env, episodes = make_eval_env(cfg, episodes, levels, device=device, seed=seed, max_envs=cfg.train.eval_envs)
+    if policy == "model":
+        model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=device)
+
+        @torch.inference_mode()
+        def pi(obs: torch.Tensor) -> torch.Tensor:
+            return model(obs).argmax(1)
+    else:
+        pi, meta = make_policy(policy, cfg.env.action_set, device), {}
+    res = evaluate(env, pi, episodes, progress=False).with_worst_levels()
+    if policy != "model":
+        return res, None, None
+    return res, int(meta["version"]), int(meta["train_step"])
+
+
+def check_due(now: float, next_check: float, end: float, last_check_seconds: float) -> bool:
+    """Whether a periodic check starts at ``now`` (monotonic seconds): it is due at ``next_check``, and one
+    as long as the last (at least 30 s) must end before the budget's ``end``, since the learner keeps
+    training while a check plays.
+
+    Example::
+
+        >>> check_due(300.0, 300.0, 3_600.0, 30.0), check_due(3_400.0, 3_300.0, 3_600.0, 420.0)
+        (True, False)
+    """
+    return now >= next_check and now + max(30.0, last_check_seconds) < end
+
+
+def scripted_action_set(policy: str, action_set: str) -> str | None:
+    """The action set a scripted baseline plays instead of the run's ``action_set`` (``None``: the run's)."""
+    from melee_agent.envs.actions import base_name  # noqa: PLC0415
+    from melee_agent.rl.policies import FIGHTER_SETS  # noqa: PLC0415
+
+    if policy == "fighter" and base_name(action_set) not in FIGHTER_SETS:
+        return "basic"
+    return None
+
+
+def better(best: tuple[ModelCheck, bytes] | None, r: ModelCheck, data: bytes) -> tuple[ModelCheck, bytes]:
+    """The better of two evaluated models: a better worst level, then more untouched episodes over the
+    mix, then a later first hit (ties: the newer). Fights: the worst level's win rate, then the win rate,
+    then stocks taken minus stocks lost per game."""
+    if best is None:
+        return r, data
+
+    def key(x: ModelCheck) -> tuple[float, float, float]:
+        e = x.result
+        if e.fights is not None and fights:
+            # Fights: the worst level's win rate, then the win rate over the mix, then the stock difference.
+            return (e.win_rate_worst_level if e.win_rate_worst_level is not None else e.fights.win_rate,
+                    e.fights.win_rate, e.fights.stocks_taken_per_game - e.fights.stocks_lost_per_game)
+        worst = e.untouched_share_worst_level
+        return (worst if worst is not None else e.untouched_share, e.untouched_share, e.mean_seconds_to_first_hit)
+
+    fights = r.result.fights is not None and best[0].result.fights is not None
+    return (r, data) if key(r) >= key(best[0]) else best
+
+
+class FleetBackend:
+    """`train`'s default: a manager process (the replay and the learner) and local worker processes,
+    which play and upload over loopback HTTP."""
+
+    def __init__(self, run: TrainingRun):
+        from melee_agent.manager.spawn import ManagerProcess  # noqa: PLC0415
+        from melee_agent.workers.client import ManagerClient  # noqa: PLC0415
+        from melee_agent.workers.launch_local import LocalFleet  # noqa: PLC0415
+
+        run_dir = run.run_dir
+        flags = run.child_flags()
+        self.manager = ManagerProcess(flags + (["--resume"] if run.resume else []), run_dir,
+                                      run_dir / "logs" / "manager.log", port=run.port)
+        self.client = ManagerClient(self.manager.url, token=run.token)
+        self.fleet = LocalFleet(self.manager.url, run.workers, flags, log_dir=run_dir / "logs",
+                                spool_root=run_dir / "spool")
+        self.threads = torch_threads()
+
+    def start(self) -> None:
+        self.manager.start()
+        # While the learner and the workers run, the periodic checks play on one thread: they share
+        # the cores, and a compiled arena's parallel loops wait on threads that keep being descheduled.
+        # Measured on this 2-core machine beside a busy process: the same 8 fight games took 18 s on
+        # one thread and 78-203 s on two.
+        set_torch_threads(1)
+
+    def begin(self) -> None:
+        self.fleet.start()
+
+    def model_bytes(self) -> bytes:
+        data, _, _ = self.client.model(None)
+        return data
+
+    def progress(self) -> tuple[int, int, int]:
+        st = self.client.status()
+        return st.train_steps, st.rows_accepted, st.model_version
+
+    def work(self, seconds: float) -> None:
+        time.sleep(max(0.0, seconds))
+        self.manager.check()
+        self.fleet.poll()
+
+    def end_training(self) -> None:
+        self.fleet.stop()
+
+    def close(self) -> None:
+        self.fleet.stop()
+        self.manager.stop()
+        set_torch_threads(self.threads)  # the final report has the machine to itself
+
+
+class FusedBackend:
+    """``train.fused``: arena, acting, rows, replay and learner in this process (:mod:`melee_agent.run.fused`)."""
+
+    def __init__(self, run: TrainingRun):
+        self.run = run
+        self.fused: FusedTrainer | None = None
+
+    def start(self) -> None:
+        from melee_agent.run.fused import FusedTrainer  # noqa: PLC0415
+
+        self.run.child_flags()  # config.toml beside the run, as `train` leaves it
+        self.fused = FusedTrainer(self.run.cfg, self.run.run_dir, self.run.device, resume=self.run.resume)
+
+    def _f(self) -> FusedTrainer:
+        if self.fused is None:
+            raise RuntimeError("the fused trainer has not started")
+        return self.fused
+
+    def begin(self) -> None:
+        pass
+
+    def model_bytes(self) -> bytes:
+        return self._f().model_bytes()
+
+    def progress(self) -> tuple[int, int, int]:
+        return self._f().progress()
+
+    def work(self, seconds: float) -> None:
+        self._f().work(seconds)
+
+    def end_training(self) -> None:
+        f = self._f()
+        f.trainer.publisher.publish_next(f.learner)  # model-last is the network as training stopped
+
+    def close(self) -> None:
+        if self.fused is not None:
+            self.fused.stop()
+            self.fused = None
+
+
+def device_name(device: str) -> str:
+    """``device`` and, on CUDA, the card's name (results carry the GPU they were measured on)."""
+    import torch  # noqa: PLC0415
+
+    d = torch.device(device)
+    if d.type == "cuda" and torch.cuda.is_available():
+        return f"{device} ({torch.cuda.get_device_name(d)})"
+    return device
+
+
+def torch_threads() -> int:
+    import torch  # noqa: PLC0415
+
+    return torch.get_num_threads()
+
+
+def set_torch_threads(n: int) -> None:
+    import torch  # noqa: PLC0415
+
+    torch.set_num_threads(n)
+
+
+class TrainingRun:
+    """Trains for ``minutes`` (a manager and ``workers`` local arena workers, or with ``train.fused`` one
+    fused process), then the final evaluation."""
+
+    def __init__(self, cfg: Config, run_dir: str | Path | None = None, minutes: float | None = None,
+                 workers: int | None = None, device: str = "cpu", port: int = 0, progress: bool = True,
+                 token: str | None = None, log: Callable[[str], None] = print, resume: bool = False):
+        self.cfg = cfg
+        self.minutes = cfg.train.minutes if minutes is None else minutes
+        self.workers = cfg.train.workers if workers is None else workers
+        if self.minutes <= 0 or self.workers < 1:
+            raise ValueError(f"minutes must be positive and workers at least 1 (got {self.minutes}, {self.workers})")
+        if cfg.env.env != "arena":
+            raise ValueError("train runs the embedded arena; for Dolphin start `melee-agent manager` and workers")
+        if game_of(cfg.env.game).whole_games and (cfg.train.final_games_per_level < 1 or cfg.train.final_games_level_9 < 0):
+            raise ValueError(f"train.final_games_per_level must be at least 1 and train.final_games_level_9 at least 0 "
+                             f"(got {cfg.train.final_games_per_level}, {cfg.train.final_games_level_9})")
+        self.run_dir = Path(run_dir) if run_dir else default_run_dir(cfg)
+        if resume and not run_dir:
+            raise ValueError("--resume needs --run-dir: the run folder whose checkpoints to continue from")
+        from melee_agent.manager.resume import check_run_dir  # noqa: PLC0415
+
+        check_run_dir(self.run_dir, resume)  # before any process starts: a clear word, not a child's log
+        self.device, self.port, self.progress, self.log, self.resume = device, port, progress, log, resume
+        self.token = token if token is not None else os.environ.get("MELEE_AGENT_TOKEN")
+        self.training: dict[str, Any] = {}  # eval.json's "training": steps, rows, rates, where they ran
+
+    def child_flags(self) -> list[str]:
+        """Write the resolved config beside the run; the flags a child process reads it with."""
+        config_file = self.run_dir / "config.toml"
+        atomic_write_bytes(config_file, config_to_toml(self.cfg).encode())
+        return ["--config", str(config_file), "--device", self.device]
+
+    def run(self) -> dict[str, Any]:
+        """Train, evaluate, write the run folder; returns what ``eval.json`` holds."""
+        cfg, run_dir = self.cfg, self.run_dir
+        (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+        backend: FleetBackend | FusedBackend = FusedBackend(self) if cfg.train.fused else FleetBackend(self)
+        how = "fused: arena, replay and learner in this process" if cfg.train.fused else \
+            f"a manager and {self.workers} worker process(es)"
+        self.log(f"run folder: {run_dir} ({how})   watch: tensorboard --logdir {run_dir.parent}")
+        evals = Evaluations(cfg, run_dir, self.device, cfg.train.check_device)
+        try:
+            backend.start()
+            if not cfg.train.fused:  # (a fused run asks for it in the check process as training starts)
+                # The untrained network's score starts the learning curve (it is hit within a second).
+                evals.run(backend.model_bytes(), cfg.train.progress_eval_episodes, 0.0, backend.progress()[0])
+            steps0, rows0, _ = backend.progress()  # a resumed run counts from its checkpoint
+            backend.begin()
+            t0 = time.monotonic()
+            best = self._train(backend, evals)
+            seconds = time.monotonic() - t0
+            backend.end_training()
+            data = backend.model_bytes()
+            atomic_write_bytes(run_dir / "model-last.safetensors", data)
+            steps, rows, version = backend.progress()
+            self.training = {"train_steps": steps, "rows": rows, "fused": bool(cfg.train.fused),
+                             "seconds": round(seconds, 1), "rows_per_s": round((rows - rows0) / seconds, 1),
+                             "train_steps_per_s": round((steps - steps0) / seconds, 1), "device": device_name(self.device)}
+            if cfg.train.fused:
+                self.training["envs"] = fused_envs(cfg)
+                self.training["replay_ratio"] = cfg.fused.replay_ratio
+            self.log(f"training done: {steps:,} steps, {rows:,} rows, model v{version} "
+                     f"({self.training['rows_per_s']:,.0f} rows/s into the replay, "
+                     f"{self.training['train_steps_per_s']:,.1f} train steps/s)")
+        finally:
+            backend.close()
+        try:
+            return self._finish(evals, best, data, steps, rows)
+        finally:
+            evals.close()
+
+    def _train(self, backend: FleetBackend | FusedBackend, evals: Evaluations) -> tuple[ModelCheck, bytes] | None:
+        """The training period: let the backend train, evaluate periodically, show progress."""
+        cfg, minutes = self.cfg, self.minutes
+        t0 = time.monotonic()
+        end = t0 + minutes * 60
+        next_eval = t0 + cfg.train.eval_every_minutes * 60
+        last_eval = "-"
+        check_seconds = 0.0  # how long the last periodic check took (check_due: one that would end past the budget is skipped)
+        best = None
+        bar = None
+        told_skip = False
+        if self.progress:
+            from tqdm import tqdm  # noqa: PLC0415
+
+            bar = tqdm(total=int(minutes * 60), unit="s", desc="train", dynamic_ncols=True,
+                       bar_format="{desc} {bar} {elapsed}<{remaining} {postfix}")
+        # The fused backend trains in this process: its checks play in a check process meanwhile, as
+        # `train`'s do beside the manager's learner, and are recorded at the minute they were asked for.
+        in_background = isinstance(backend, FusedBackend)
+        pending: PendingCheck | None = None
+        if in_background:  # the network as training starts begins the curve, as `train`'s does
+            pending = evals.submit(backend.model_bytes(), cfg.train.progress_eval_episodes, 0.0, _progress_steps(backend))
+
+        def checked(r: ModelCheck, data: bytes, at: float) -> None:
+            nonlocal best, last_eval
+            best = better(best, r, data)
+            e, g = r.result, r.result.fights
+            last_eval = f"{e.untouched_share:.0%}, worst level {_pct(e.untouched_share_worst_level)} " \
+                        f"(v{r.model_version})"
+            if g is not None:
+                last_eval = f"won {g.win_rate:.0%}, worst level {_pct(e.win_rate_worst_level)} (v{r.model_version})"
+            if bar is None and g is not None:
+                self.log(f"[{(at - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
+                         f"won {g.win_rate:.0%} of {g.games} games vs {_levels_text(env_levels(cfg))} "
+                         f"(stocks taken {g.stocks_taken_per_game:.2f}, lost {g.stocks_lost_per_game:.2f} "
+                         f"per game){_per_level_text(e, 'win_rate')}; check {check_seconds:.0f} s")
+            elif bar is None:
+                self.log(f"[{(at - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
+                         f"untouched {e.untouched_share:.0%} of {e.episodes} episodes vs "
+                         f"{_levels_text(env_levels(cfg))}{_per_level_text(e)}; check {check_seconds:.0f} s")
+
+        try:
+            while time.monotonic() < end:
+                now = time.monotonic()
+                wait = min(2.0, max(0.0, end - now))
+                if next_eval > now and pending is None:  # a fused backend trains until the check is due, not past it
+                    wait = min(wait, next_eval - now)
+                backend.work(wait)
+                now = time.monotonic()
+                if pending is not None and pending.future.done():
+                    check_seconds = now - pending.started
+                    checked(evals.collect(pending), pending.model_bytes, pending.started)
+                    pending = None
+                elif pending is None and check_due(now, next_eval, end, check_seconds):
+                    data = backend.model_bytes()
+                    minute, step = (now - t0) / 60, _progress_steps(backend)
+                    if in_background:
+                        pending = evals.submit(data, cfg.train.progress_eval_episodes, minute, step)
+                    else:
+                        r = evals.run(data, cfg.train.progress_eval_episodes, minute, step)
+                        check_seconds = time.monotonic() - now
+                        checked(r, data, now)
+                    next_eval = now + cfg.train.eval_every_minutes * 60
+                elif pending is None and now >= next_eval and check_seconds > 30 and not told_skip and bar is None:
+                    # Said once: otherwise a run whose checks slowed down (a shared GPU) just falls silent.
+                    # (A check due in the last 30 s is skipped whatever it costs; that needs no word.)
+                    told_skip = True
+                    self.log(f"[{(now - t0) / 60:4.1f} min] no more periodic checks: the last took "
+                             f"{check_seconds:.0f} s and the next would end past the training time; the last "
+                             f"model is checked when training ends")
+                if bar is not None:
+                    steps, rows, version = _progress(backend)
+                    bar.n = int(min(now - t0, minutes * 60))
+                    bar.set_postfix_str(f"steps {steps:,}  rows {rows:,}  "
+                                        f"model v{version}  eval {last_eval}", refresh=True)
+            if pending is not None:  # asked for before the end: it is a point of the curve like any other
+                pending.future.result()
+                check_seconds = time.monotonic() - pending.started
+                checked(evals.collect(pending), pending.model_bytes, pending.started)
+        finally:
+            if bar is not None:
+                bar.close()
+        return best
+
+    def _finish(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
+                steps: int, rows: int) -> dict[str, Any]:
+        """Keep a model, score it and the baselines at every level, write eval.json and the learning curve."""
+        from melee_agent.report.plots import learning_curve  # noqa: PLC0415
+
+        cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
+        if game_of(cfg.env.game).whole_games:
+            return self._finish_fights(evals, best, data, steps, rows)
+        # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
+        # last one is scored the same way first); DQN's greedy policy can swing between snapshots.
+        last = evals.run(data, cfg.train.progress_eval_episodes, minutes, steps)
+        chosen, chosen_data = better(best, last, data) if cfg.train.keep_best else (last, data)
+        atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
+        n = cfg.train.eval_episodes
+        c = chosen.result
+        self.log(f"kept model v{chosen.model_version} ({c.untouched_share:.0%} in its {c.episodes}-"
+                 f"episode check, worst level {_pct(c.untouched_share_worst_level)}; the last, "
+                 f"v{last.model_version}, had {last.result.untouched_share:.0%}); evaluating it over {n} new "
+                 f"episodes at each CPU level 1-9...")
+        per = n * len(REPORT_LEVELS)
+        r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
+        baselines = {p: evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS)
+                     for p in (BASELINES if cfg.train.final_baselines else ())}
+        curve = [p.to_json() for p in evals.points]
+        final = {**r.to_json(), "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir),
+                 "curve": curve, "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
+                 "trained_levels": list(env_levels(cfg)), "training": self.training}
+        atomic_write_json(run_dir / "eval.json", final)
+        learning_curve(curve, {f"{k} ({v.result.untouched_share:.0%}, levels 1-9)": v.result.untouched_share
+                               for k, v in baselines.items()},
+                       f"learning curve vs {cfg.env.env} CPU {_levels_text(env_levels(cfg))}",
+                       run_dir / "learning_curve.png")
+        self.log(f"vs arena CPU, {n} one-minute episodes at each level (untouched for a minute; model's mean "
+                 f"seconds to first hit):")
+        self.log(level_table(r.result, {p: b.result for p, b in baselines.items()}))
+        self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
+                 f"curve: {run_dir / 'learning_curve.png'}")
+        return final
+
+
+    def _finish_fights(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
+                       steps: int, rows: int) -> dict[str, Any]:
+        """The fight's final report: keep a model by win rate, play whole games at every level (and more at
+        level 9) with the baselines beside it, write eval.json and the win-rate learning curve."""
+        from melee_agent.report.plots import learning_curve  # noqa: PLC0415
+
+        cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
+        t = cfg.train
+        last = evals.run(data, t.progress_eval_episodes, minutes, steps)
+        chosen, chosen_data = better(best, last, data) if t.keep_best else (last, data)
+        atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
+        n, n9 = t.final_games_per_level, t.final_games_level_9
+        c = chosen.result
+        self.log(f"kept model v{chosen.model_version} (won {_pct(c.win_rate)} of its {_games(c)} check "
+                 f"games, worst level {_pct(c.win_rate_worst_level)}; the last, v{last.model_version}, won "
+                 f"{_pct(last.result.win_rate)}); playing {n} games at each CPU level 1-9 and {n9} more at level 9...")
+        per = n * len(REPORT_LEVELS)
+        r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
+        level_9 = evals.run(chosen_data, n9, minutes, steps, seed=999, record=False, levels=(9,)) if n9 > 0 else None
+        baselines = {}
+        for p in FIGHT_BASELINES if t.final_baselines else ():
+            a = scripted_action_set(p, cfg.env.action_set)
+            b = evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS, action_set=a)
+            baselines[p] = b if a is None else dataclasses.replace(
+                b, note=f"scripted for the {a!r} action set: played with it, not {cfg.env.action_set!r}")
+        curve = [p.to_json() for p in evals.points]
+        final = {**r.to_json(), "level_9": level_9.to_json() if level_9 is not None else None,
+                 "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir), "curve": curve,
+                 "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
+                 "trained_levels": list(env_levels(cfg)), "action_set": cfg.env.action_set,
+                 "delay_frames": cfg.env.delay_frames, "training": self.training}
+        atomic_write_json(run_dir / "eval.json", final)
+        learning_curve(curve, {f"{k} ({_pct(v.result.win_rate)}, levels 1-9)": v.result.win_rate or 0.0
+                               for k, v in baselines.items()},
+                       f"learning curve (fights) vs {cfg.env.env} CPU {_levels_text(env_levels(cfg))}",
+                       run_dir / "learning_curve.png", metric="win_rate")
+        self.log(f"vs arena CPU, {n} whole games at each level (win rate):")
+        self.log(level_table(r.result, {p: b.result for p, b in baselines.items()}, key="win_rate"))
+        g9 = level_9.result.fights if level_9 is not None else None
+        if g9 is not None:
+            self.log(f"level 9, {g9.games} more games: won {g9.win_rate:.1%} "
+                     f"({g9.wins}-{g9.losses}-{g9.draws}); KOs by {g9.ko_causes}; "
+                     f"stocks lost to {g9.lost_causes}")
+        self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
+                 f"curve: {run_dir / 'learning_curve.png'}")
+        return final
+
+
+def level_table(model: EvalResult, baselines: dict[str, EvalResult], key: str = "untouched_share") -> str:
+    """The final report's table: one row per level, the model's and each baseline's untouched share (or,
+    with ``key="win_rate"``, win rate; the second column is then the model's stocks taken per game)."""
+    second = "s to hit" if key == "untouched_share" else "stocks"
+    head = f"{'level':>5}  {'model':>7}  {second:>8}  " + "  ".join(f"{b:>7}" for b in baselines)
+    lines = [head, "-" * len(head)]
+    levels: list[int | str] = [*(model.per_level or {}), "all"]
+    for lv in levels:
+        m = model if lv == "all" else (model.per_level or {})[int(lv)]
+        bs = [b if lv == "all" else (b.per_level or {})[int(lv)] for b in baselines.values()]
+        stocks = m.fights.stocks_taken_per_game if m.fights is not None else 0.0
+        extra = m.mean_seconds_to_first_hit if key == "untouched_share" else stocks
+        lines.append(f"{lv:>5}  {_figure(m, key):>7.1%}  {extra:>8.2f}  "
+                     + "  ".join(f"{_figure(b, key):>7.1%}" for b in bs))
+    lines.append(f"worst level: model {_figure(model, key + '_worst_level'):.1%}")
+    return "\n".join(lines)
+
+
+def _figure(r: EvalResult, key: str) -> float:
+    """``untouched_share``, ``win_rate`` or their ``_worst_level`` of ``r``; 0 where it has none (no games)."""
+    v = getattr(r, key)
+    return float(v) if v is not None else 0.0
+
+
+def _pct(x: float | None) -> str:
+    return f"{x:.0%}" if x is not None else "-"
+
+
+def _games(r: EvalResult) -> int:
+    return r.fights.games if r.fights is not None else 0
+
+
+def _levels_text(levels: tuple[int, ...]) -> str:
+    if len(levels) == 1:
+        return f"level {levels[0]}"
+    if list(levels) == list(range(levels[0], levels[-1] + 1)):
+        return f"levels {levels[0]}-{levels[-1]}"
+    return "levels " + ",".join(map(str, levels))
+
+
+def _per_level_text(r: EvalResult, key: str = "untouched_share") -> str:
+    if not r.per_level:
+        return ""
+    return " (per level " + " ".join(f"{_figure(v, key):.0%}" for v in r.per_level.values()) + \
+        f"; worst {_figure(r, key + '_worst_level'):.0%})"
+
+
+def _progress(backend: FleetBackend | FusedBackend) -> tuple[int, int, int]:
+    try:
+        return backend.progress()
+    except Exception:  # noqa: BLE001 (a progress figure only)
+        return 0, 0, 0
+
+
+def _progress_steps(backend: FleetBackend | FusedBackend) -> int:
+    return _progress(backend)[0]

@@ -1,0 +1,1 @@
+"""Real Melee through Dolphin (and its stand-in): tests."""

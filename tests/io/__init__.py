@@ -1,0 +1,1 @@
+"""File and wire formats: tests."""

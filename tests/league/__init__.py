@@ -1,0 +1,1 @@
+"""The league's parts: ratings, the ladder, exploit: tests."""

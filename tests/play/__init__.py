@@ -1,0 +1,1 @@
+"""Playing in the browser: tests."""

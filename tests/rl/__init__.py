@@ -1,0 +1,1 @@
+"""The RL core: tests."""

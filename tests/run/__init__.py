@@ -1,0 +1,1 @@
+"""Whole local runs: tests."""

@@ -1,0 +1,1 @@
+"""The championship bot: tests."""
