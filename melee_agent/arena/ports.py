@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import torch
 from melee.enums import Character
@@ -40,8 +40,18 @@ from melee_agent.arena.env_state import PlayerState
 from melee_agent.arena.fight.moves import CHARACTERS as TABLE_CHARACTERS
 from melee_agent.arena.fight.moves import NUM_SLOTS, Attrs, FightTable
 
-if TYPE_CHECKING:
-    from melee_agent.arena.env import Arena
+
+class PortArena(Protocol):
+    """What the helpers here read of an :class:`~melee_agent.arena.env.Arena`: typed by its parts, not imported,
+    since the arena imports this module."""
+
+    num_envs: int
+    num_actions: int
+    device: torch.device
+    state: Any  # EnvState
+    opponents: Opponents | None
+    T: Any  # the move table
+    _consts: Any  # FrameConsts
 
 #: Character names as configs and model files spell them, and each one's column in the move table.
 CHARACTER_NAMES = {"fox": TABLE_CHARACTERS.index(Character.FOX), "marth": TABLE_CHARACTERS.index(Character.MARTH)}
@@ -82,7 +92,7 @@ def port_view(players: PlayerState, port: int) -> PlayerState:
     return players if port == 0 else PlayerState(*(t.flip(1) for t in players))
 
 
-def observe_port(env: Arena, port: int, previous_action: Tensor | None = None) -> Tensor:
+def observe_port(env: PortArena, port: int, previous_action: Tensor | None = None) -> Tensor:
     """``[B, 27]``: the arena's state from ``port``'s own view (its 13 values, the other's, its previous action:
     the agent's on port 0, the opponents' on port 1 where they play, else ``previous_action``)."""
     from melee_agent.arena import episodes as storage  # noqa: PLC0415  (storage imports the arena's modules)
@@ -128,7 +138,7 @@ class Opponents:
         self.ready = torch.ones(num_envs, dtype=torch.bool, device=self.device)
 
     @classmethod
-    def split(cls, policies: Sequence[Policy], num_envs: int, env: Arena | None = None, share: float = 1.0,
+    def split(cls, policies: Sequence[Policy], num_envs: int, env: PortArena | None = None, share: float = 1.0,
               names: Sequence[str] | None = None) -> Opponents:
         """The first ``share`` of the environments split among ``policies`` in equal contiguous blocks (the rest
         play the CPU)."""
@@ -147,7 +157,7 @@ class Opponents:
         self.previous = torch.where(where, 0, self.previous)
         self.frame = torch.where(where, 0, self.frame)
 
-    def controls(self, env: Arena, active: Tensor) -> tuple[Tensor, Tensor]:
+    def controls(self, env: PortArena, active: Tensor) -> tuple[Tensor, Tensor]:
         """Port 1's controller state for the next frame (``[C, B]``) and where it plays (``[B]``); the macros in
         flight move on a frame where ``active`` holds."""
         c = env._consts

@@ -38,7 +38,6 @@ import torch
 
 from melee_agent.envs.rewards import game_result, reached_limit
 from melee_agent.envs.vecenv import VecEnv
-from melee_agent.games import game_of
 
 FPS = 60.0
 UNKNOWN_CAUSE = "unknown"
@@ -238,7 +237,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
         quota[B - extra:] -= 1
     done_count = torch.zeros(B, dtype=torch.long, device=env.device)
     replayed = torch.zeros(B, dtype=torch.long, device=env.device)  # fights cut by a restart, played again
-    whole_games = game_of(getattr(env, "game", "dodge")).whole_games
+    whole_games = getattr(env, "game", "dodge") == "fight"
     first_hit = torch.zeros(B, device=env.device)  # per running episode: frame of first hit (0 = none)
     acc = {k: torch.zeros(B, device=env.device) for k in ("damage_taken", "damage_dealt", "stocks_lost", "stocks_taken")}
     rows: list[dict[str, Any]] = []
