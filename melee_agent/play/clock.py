@@ -8,7 +8,7 @@ machine) the clock plays them back to back, and more than :data:`MAX_BEHIND` s l
 
 Example::
 
-    >>> import time
+    >>> import time, torch  # torch loaded first: the clock's thread sets its threads
     >>> out = []
     >>> c = FrameClock(lambda: {"n": len(out)}, out.append, fps=200); c.start(); time.sleep(0.2); c.stop()
     >>> 0 < len(out) <= 41  # at most the 40 ticks 0.2 s holds (and one at the start); fewer on a loaded machine
