@@ -67,8 +67,8 @@ class FrameClock:
         while not self._stop.is_set():
             due = t0 + n * self.period
             now = time.monotonic()
-            if due > now:
-                self._stop.wait(due - now)
+            if due > now and self._stop.wait(due - now):
+                break  # stopped while waiting: no frame after stop()
             elif now - due > MAX_BEHIND:
                 n, t0 = 0, now
             began = time.monotonic()
