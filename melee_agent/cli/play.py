@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from melee_agent.games import game_of
+
 from melee_agent.cli import flags
 from melee_agent.cli.manager import check_listen
 
@@ -54,7 +56,7 @@ def _policy_settings(policy: str | None) -> tuple[str, int, str]:
         if Path(policy).suffix == ".safetensors" and not Path(policy).is_file():
             raise ValueError(f"--policy: model file not found: {policy}")
         return "fight", 0, policy
-    if settings.get("env.game") != "fight":
+    if "env.game" not in settings or not game_of(settings["env.game"]).whole_games:
         raise ValueError(f"--policy {policy}: the model plays {settings.get('env.game', 'an unknown game')} "
                          f"(action set {settings['env.action_set']!r}); play needs a fight model (action set fight)")
     return settings["env.action_set"], int(settings.get("env.delay_frames", 0)), Path(policy).name

@@ -78,6 +78,8 @@ class DolphinEnv:
         setup = resolve(game, action_set, reward, max_frames)
         self.game, rules, action_set, reward, max_frames = (setup.game, setup.rules, setup.action_set, setup.reward,
                                                             setup.max_frames)
+        #: Episodes are whole games (stocks and a clock) rather than dodging until hit.
+        self.whole_games = game_of(self.game).whole_games
         self.cfg, self.cpu_level = cfg, cpu_level
         self.device = torch.device(device)
         aset = get_action_set(action_set)
@@ -92,7 +94,7 @@ class DolphinEnv:
             session_factory = lambda: start_dolphin(cfg, launch, free_udp_port())  # noqa: E731
         # A fight is a game of Melee's standard rules: every game must start with 4 stocks each.
         self.supervisor = Supervisor(cfg, cpu_level, session_factory, menus=menus,
-                                     stocks=FIGHT_STOCKS if game_of(self.game).whole_games else None)
+                                     stocks=FIGHT_STOCKS if self.whole_games else None)
         self.prev_action = 0
         self.gamestate: Any = None
         self.delay_frames = delay_frames

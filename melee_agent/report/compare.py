@@ -22,6 +22,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from melee_agent.games import game_of
 from melee_agent.report.text_table import text_table
 
 
@@ -267,7 +268,7 @@ def _mean_text(g: dict[str, Any] | None, fmt: Any, n: int) -> str:
 
 def format_table(doc: dict[str, Any]) -> str:
     """The comparison as text: the settings that differ, a row per run with every check, then the groups."""
-    fights, m = doc["game"] == "fight", doc["metric"]
+    fights, m = game_of(doc["game"]).whole_games, doc["metric"]
     what = "games won" if fights else "untouched"
     ignored = f" (ignoring {', '.join(doc['ignored'])})" if doc.get("ignored") else ""
     lines = [f"settings that differ{ignored}: {', '.join(doc['settings']) or 'none (repeats of one config)'}",

@@ -237,7 +237,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
         quota[B - extra:] -= 1
     done_count = torch.zeros(B, dtype=torch.long, device=env.device)
     replayed = torch.zeros(B, dtype=torch.long, device=env.device)  # fights cut by a restart, played again
-    whole_games = getattr(env, "game", "dodge") == "fight"
+    whole_games = bool(getattr(env, "whole_games", False))  # the arena and Dolphin say so
     first_hit = torch.zeros(B, device=env.device)  # per running episode: frame of first hit (0 = none)
     acc = {k: torch.zeros(B, device=env.device) for k in ("damage_taken", "damage_dealt", "stocks_lost", "stocks_taken")}
     rows: list[dict[str, Any]] = []
