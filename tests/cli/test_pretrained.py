@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "melee_agent.cli.main"]
 # Compiling the fight arena for one game costs minutes; the compiled arena has its own tests.
 NO_COMPILE = ["--set", "env.compile_eval=false", "--set", "env.compile=false"]
+# A whole 8-minute game op by op at one environment takes minutes: a 10-second clock ends it.
+SHORT_GAME = ["--set", "env.clock_frames=600"]
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -33,7 +35,7 @@ def test_the_shipped_models_record_what_they_play():
 def test_eval_and_watch_play_the_shipped_fight_model_with_no_training(tmp_path):
     out = tmp_path / "eval.json"
     proc = _cli("eval", "--policy", "pretrained:fight", "--cpu-level", "1", "--episodes", "1", "--json", str(out),
-                "--no-progress", *NO_COMPILE, cwd=tmp_path)
+                "--no-progress", *NO_COMPILE, *SHORT_GAME, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(out.read_text())
     # A fight model's own config (fight) was chosen from the file, with no --config: whole games were played.
