@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -35,23 +35,31 @@ class LiveManager:
 
 @contextmanager
 def _serve(run_dir: Path, token: str | None, resume: bool, overrides: dict[str, object]) -> Iterator[LiveManager]:
-    import uvicorn  # noqa: PLC0415
-
     from melee_agent.config import load_config  # noqa: PLC0415
     from melee_agent.manager.app import create_app  # noqa: PLC0415
-    from melee_agent.manager.spawn import free_port  # noqa: PLC0415
 
     sets = [*MANAGER_SETS, *(f"{k.replace('__', '.')}={v}" for k, v in overrides.items())]
     app = create_app(load_config("small", sets), run_dir, token=token, resume=resume)
+    with serve_app(app) as url:
+        yield LiveManager(url, app)
+
+
+@contextmanager
+def serve_app(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on a free 127.0.0.1 port (real HTTP and WebSockets), in a thread; yields its URL."""
+    import uvicorn  # noqa: PLC0415
+
+    from melee_agent.manager.spawn import free_port  # noqa: PLC0415
+
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the manager did not start"
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.05)
     try:
-        yield LiveManager(f"http://127.0.0.1:{server.config.port}", app)
+        yield f"http://127.0.0.1:{server.config.port}"
     finally:
         server.should_exit = True
         thread.join(30)

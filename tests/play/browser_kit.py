@@ -5,13 +5,12 @@ system's browser and driver: no Selenium Manager, nothing downloaded), and an ap
 from __future__ import annotations
 
 import shutil
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
+
+from tests.live_manager import serve_app
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 DRIVER = ("/usr/bin/chromedriver",)
@@ -46,22 +45,6 @@ def browser_or_skip():  # noqa: ANN201
         pytest.skip(f"headless chromium did not start: {type(e).__name__}: {str(e).splitlines()[0]}")
 
 
-@contextmanager
-def serve(app) -> Iterator[str]:  # noqa: ANN001
+def serve(app) -> AbstractContextManager[str]:  # noqa: ANN001
     """``app`` under uvicorn on a free 127.0.0.1 port (real HTTP and WebSockets); yields its URL."""
-    import uvicorn
-
-    from melee_agent.manager.spawn import free_port
-
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", ws="auto"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{server.config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    return serve_app(app)
