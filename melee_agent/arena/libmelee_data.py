@@ -134,8 +134,22 @@ class Move:
                                                       self.set_kb))  # type: ignore[return-value]
 
 
+def _framedata(characters: tuple[Character, ...]) -> dict[tuple[int, int], list[dict[str, str]]]:
+    """framedata.csv's rows of ``characters`` by (character, action) id. The file holds every character (66k
+    rows); its lines are picked by their first field before the CSV is parsed, which keeps this import about
+    1.5 s quicker than parsing and scanning the whole file per move."""
+    wanted = tuple(f"{c.value}," for c in characters)
+    with resources.files("melee").joinpath("framedata.csv").open() as f:
+        header = f.readline()
+        lines = [line for line in f if line.startswith(wanted)]
+    out: dict[tuple[int, int], list[dict[str, str]]] = {}
+    for r in csv.DictReader([header, *lines]):
+        out.setdefault((int(r["character"]), int(r["action"])), []).append(r)
+    return out
+
+
 def _frames(character: Character, action: Action) -> list[dict[str, str]]:
-    rows = [r for r in _FRAMEDATA if int(r["character"]) == character.value and int(r["action"]) == action.value]
+    rows = _FRAMEDATA.get((character.value, action.value), [])
     if not rows:
         raise RuntimeError(f"libmelee framedata has no rows for {character.name} {action.name}")
     return sorted(rows, key=lambda r: int(r["frame"]))
@@ -172,7 +186,7 @@ def _move(name: str, character: Character, action: Action) -> Move:
     return Move(name, action.value, length, circles[:length], loco[:length], *values)
 
 
-_FRAMEDATA = _csv("framedata.csv")
+_FRAMEDATA = _framedata((Character.FOX, Character.MARTH))
 
 # Marth's attacks: hitboxes, locomotion and IASA from framedata.csv; every hitbox's damage, angle
 # and knockback from the game's files (gamedata/hitboxes.csv; for which hitbox hits see _move).

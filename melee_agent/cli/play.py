@@ -24,14 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the character you play (default: %(default)s). Against the CPU you play Fox (the arena's "
                         "CPU plays Marth only); against a policy either: the policy plays the other")
     p.add_argument("--cpu-level", type=int, default=9, help="the CPU's level, 1-9 (default: %(default)s)")
-    p.add_argument("--cpu", default="designed", choices=("designed", "melee"),
-                   help="which CPU plays Marth: the arena's designed one or Melee's own AI (default: %(default)s)")
+    p.add_argument("--cpu", default="melee", choices=("designed", "melee"),
+                   help="which CPU plays Marth: Melee's own AI or the arena's designed one (default: %(default)s)")
     p.add_argument("--delay-frames", type=flags.nonneg_int, default=0,
                    help="frames between your controller and the game reading it, as netplay's delay "
                         "(default: %(default)s)")
     p.add_argument("--seconds", type=flags.positive_float, default=480.0,
                    help="the game's clock in seconds (default: %(default)s, Melee's 8:00)")
     p.add_argument("--seed", type=flags.seed, default=0, help="the arena's seed (default: %(default)s)")
+    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=True,
+                   help="compile the arena's frame in the background (about 2 minutes on a 2-core CPU the first "
+                        "time, seconds once cached; the game plays eagerly, slower, until then) so that it keeps "
+                        "60 frames/s (default: on)")
     p.add_argument("--save", default=None, metavar="DIR",
                    help="save every finished game (and the page's Save button) as a replay of its frames in DIR, "
                         "for `melee-agent watch --replay FILE`")
@@ -76,7 +80,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201
     action_set, policy_delay, label = _policy_settings(args.policy)
     o = PlayOptions(policy=args.policy, human=args.human, cpu_level=args.cpu_level, cpu=args.cpu,
                     delay_frames=args.delay_frames, seconds=args.seconds, seed=args.seed, action_set=action_set,
-                    policy_delay=policy_delay, label=label if args.policy else "")
+                    policy_delay=policy_delay, label=label if args.policy else "", compile=args.compile)
     check_options(o)
     policy = None
     if args.policy is not None:

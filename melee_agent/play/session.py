@@ -28,7 +28,7 @@ from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU
 from melee_agent.arena.fight.frame import check_cpu
 from melee_agent.arena.games import MAX_DELAY
-from melee_agent.play.frames import play_frame
+from melee_agent.play.frames import PlayFrame
 from melee_agent.play.human import AT_REST, HumanPad, pads_of, parse
 from melee_agent.play.opponent import PolicyPort, own_view
 from melee_agent.play.view import frame_json, view_of
@@ -47,13 +47,14 @@ class PlayOptions:
     policy: str | None = None
     human: str = "fox"
     cpu_level: int = 9
-    cpu: str = "designed"
+    cpu: str = "melee"
     delay_frames: int = 0  # the person's input delay
     seconds: float = GAME_FRAMES / 60  # the game's clock (8:00)
     seed: int = 0
     action_set: str = "fight"  # the policy's action set (the arena's observation counts its actions)
     policy_delay: int = 0  # the input delay the policy trained under
     label: str = ""  # how the opponent is named on the page ("": the policy, or "CPU level L")
+    compile: bool = False  # compile the frame in the background (:class:`~.frames.PlayFrame`); the CLI's default
 
     @property
     def opponent(self) -> str:
@@ -87,6 +88,7 @@ class PlaySession:
                            max_frames=max(1, round(o.seconds * 60)), cpu=o.cpu)
         self.opponent = None if o.policy is None else PolicyPort(policy, o.action_set, 1 - self.human_port,
                                                                  o.policy_delay)
+        self.frame = PlayFrame(self.arena, cpu=self.opponent is None, compile=o.compile)
         self.keep_rows = keep_rows
         self.lock = threading.Lock()
         self.latest = HumanPad()
@@ -128,7 +130,7 @@ class PlaySession:
             ports[self.human_port] = pad.values
             if self.opponent is not None:
                 ports[1 - self.human_port] = self.opponent.next_frame(self.arena)
-            step = play_frame(self.arena, pads_of((ports[0], ports[1]), self.arena.device), cpu=self.opponent is None)
+            step = self.frame(pads_of((ports[0], ports[1]), self.arena.device))
             self.read_seq = pad.seq
             t = step.totals  # port 0's view: taken is port 0's damage, dealt port 1's
             me_taken, me_dealt = (t.damage_taken, t.damage_dealt) if self.human_port == AGENT else \
@@ -147,7 +149,7 @@ class PlaySession:
                 self.over = True
                 self.games += 1
                 self.result = self._result()
-            return {**frame, "seq": pad.seq, "over": self.over, "result": self.result}
+            return {**frame, "seq": pad.seq, "over": self.over, "result": self.result, "frame_kind": self.frame.kind}
 
     def _result(self) -> dict[str, Any]:
         ps = self.arena.state.players
@@ -173,7 +175,7 @@ class PlaySession:
     def info(self) -> dict[str, Any]:
         return {"frame": len(self.frames) - 1, "over": self.over, "result": self.result, "games": self.games,
                 "read_seq": self.read_seq, "human": self.o.human, "opponent": self.o.opponent,
-                "delay_frames": self.o.delay_frames, "players": self.players()}
+                "delay_frames": self.o.delay_frames, "frame_kind": self.frame.kind, "players": self.players()}
 
 
 __all__ = ["PlaySession", "PlayOptions", "check_options", "CHARACTERS", "PORT_OF", "parse"]

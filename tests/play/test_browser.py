@@ -5,6 +5,7 @@ rematch starts another; the spectate page shows a model a real manager publishes
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import httpx
@@ -19,7 +20,7 @@ JUMPS = {Action.KNEE_BEND.value, Action.JUMPING_FORWARD.value, Action.JUMPING_BA
 
 
 def _args(**kw) -> argparse.Namespace:
-    base = dict(policy=None, human="fox", cpu_level=1, cpu="designed", delay_frames=0, seconds=480.0, seed=0,
+    base = dict(policy=None, human="fox", cpu_level=1, cpu="designed", compile=False, delay_frames=0, seconds=480.0, seed=0,
                 save=None, record=None, spectate=None, host="127.0.0.1", port=0)
     return argparse.Namespace(**{**base, **kw})
 
@@ -45,17 +46,12 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
 
     driver = browser_or_skip()
     # Marth is a policy that stands still (noop), so that nothing but the keys moves Fox (a CPU grabs and throws).
-    app = build_app(_args(policy="noop", seconds=12.0, save=str(tmp_path / "games")))
+    # The frame compiles in the background meanwhile (as `play` does by default); the rate is measured once it has.
+    app = build_app(_args(policy="noop", seconds=12.0, save=str(tmp_path / "games"), compile=True))
     try:
         with serve(app) as url:
             driver.get(url + "/")
             wait_for(lambda: driver.execute_script("return window.playStats.frames") > 30, timeout=30)
-            # Frames per second: the frames the page received over 3 s of its own clock.
-            f0, t0 = driver.execute_script("return [window.playStats.lastFrame, performance.now()]")
-            time.sleep(3.0)
-            f1, t1 = driver.execute_script("return [window.playStats.lastFrame, performance.now()]")
-            rate = (f1 - f0) / ((t1 - t0) / 1000)
-            cost = _state(url)["frame_ms"]
 
             # A bad controller frame is answered with an error naming the field, and not played.
             error = driver.execute_async_script("""
@@ -73,7 +69,8 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
             _hold_frames(driver, url, there, 20)
             x1 = _state(url)["players"]["fox"]["position_x"]
             assert (x1 - x0) * sign > 5, (x0, x1)
-            _hold_frames(driver, url, back, 45)  # a turn out of a dash or run, then a dash back
+            # A run brakes (about 20 frames), turns, then dashes back: 80 frames leave room for a late key-up.
+            _hold_frames(driver, url, back, 80)
             assert (_state(url)["players"]["fox"]["position_x"] - x1) * sign < -5
             # Jump: Fox leaves the ground (read back from the arena within a few frames of the press).
             wait_for(lambda: _state(url)["players"]["fox"]["action"] == Action.STANDING.value, timeout=10)
@@ -92,7 +89,7 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
             # Each press shows on a frame after the newest one drawn when it was pressed, never before.
             assert lat and all(entry["ms"] > 0 and entry["frames"] >= 1 for entry in lat), lat
             # The game's end (the 12 s clock): the result screen, then a rematch.
-            wait_for(lambda: driver.find_element(By.ID, "result").is_displayed(), timeout=30)
+            wait_for(lambda: driver.find_element(By.ID, "result").is_displayed(), timeout=60)
             assert driver.find_element(By.ID, "winner").text in ("You win", "You lose", "Draw")
             assert _state(url)["over"]
             wait_for(lambda: "saved: " in driver.find_element(By.ID, "saved").text, timeout=10)
@@ -100,13 +97,32 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
             driver.find_element(By.ID, "rematch").click()
             wait_for(lambda: not _state(url)["over"] and _state(url)["games"] == 1, timeout=5)
             assert not driver.find_element(By.ID, "result").is_displayed()
+
+            # Frames per second, once the compiled frame plays (a cold compile takes minutes on 2 cores): the
+            # frames the page received over 3 s of its own clock, in a fresh game.
+            kind = wait_for(lambda: _state(url)["frame_kind"] != "compiling" and _state(url)["frame_kind"],
+                            timeout=600)
+            assert kind == "compiled", kind
+            httpx.post(f"{url}/v1/rematch", timeout=10)
+            wait_for(lambda: not _state(url)["over"] and _state(url)["frame"] > 30, timeout=10)
+            f0, t0 = driver.execute_script("return [window.playStats.lastFrame, performance.now()]")
+            time.sleep(3.0)
+            f1, t1 = driver.execute_script("return [window.playStats.lastFrame, performance.now()]")
+            rate = (f1 - f0) / ((t1 - t0) / 1000)
+            served = _state(url)  # the server's own clock over the last two seconds
     finally:
         driver.quit()
-    # Last, so that a machine too slow for 60 frames/s still checks everything above.
-    if rate < 54 and cost is not None and cost > 1000 / 60 * 0.9:
-        pytest.skip(f"this machine plays a fight frame in {cost} ms (median), more than 1/60 s: 60 frames/s cannot "
-                    f"be kept here (the page saw {rate:.1f}/s); everything else passed")
-    assert 54 <= rate <= 66, f"{rate:.1f} frames/s (a frame costs {cost} ms)"
+    cost, server_fps = served["frame_ms"], served["fps"]
+    said = f"the page saw {rate:.1f} frames/s, the server kept {server_fps}/s, a frame costs {cost} ms (median)"
+    # Last, so that a machine that cannot keep 60 frames/s still checks everything above. Where the server's own
+    # clock fell behind, either a frame costs more than its 1/60 s or the machine's cores are oversubscribed (other
+    # work starving the clock's thread); that is the machine, not the page, and the test says which.
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if rate < 54 and server_fps is not None and server_fps < 54 and \
+            ((cost is not None and cost > 1000 / 60 * 0.9) or load > 1.5 * cores):
+        pytest.skip(f"this machine cannot keep 60 frames/s now ({said}; load average {load:.1f} on {cores} "
+                    f"cores); everything else passed")
+    assert 54 <= rate <= 66, said
 
 
 @pytest.mark.slow

@@ -73,7 +73,7 @@ def test_bad_games_and_bad_controller_frames_are_refused_naming_the_problem():
         parse({"b": 1})
     with pytest.raises(ValueError, match="unknown controller fields"):
         parse({"start": True})
-    args = argparse.Namespace(policy="nope.safetensors", human="fox", cpu_level=9, cpu="designed", delay_frames=0,
+    args = argparse.Namespace(policy="nope.safetensors", human="fox", cpu_level=9, cpu="designed", compile=False, delay_frames=0,
                               seconds=5.0, seed=0, save=None, record=None, spectate=None)
     with pytest.raises(ValueError, match="model file not found"):
         build_app(args)
@@ -114,7 +114,7 @@ def test_a_fight_model_file_plays_the_other_port(tmp_path, human):
     path = tmp_path / "m.safetensors"
     path.write_bytes(model_to_bytes(DuelingDQN(num_actions=aset.num_actions, shared=8, stream=8), version=3,
                                     train_step=30, action_set="fight", delay_frames=2))
-    args = argparse.Namespace(policy=str(path), human=human, cpu_level=9, cpu="designed", delay_frames=0,
+    args = argparse.Namespace(policy=str(path), human=human, cpu_level=9, cpu="designed", compile=False, delay_frames=0,
                               seconds=5.0, seed=0, save=None, record=None, spectate=None)
     s = build_app(args).state.session
     assert s.o.policy_delay == 2 and s.opponent.port == (1 if human == "fox" else 0)

@@ -86,7 +86,9 @@ function onMessage(m) {
   }
   stats.over = m.over; stats.result = m.result;
   if (m.over) showResult(m);
-  document.getElementById("status").textContent = `frame ${m.frame} · sent ${stats.sent} controller frames`;
+  const kind = m.frame_kind === "compiling" ? " · compiling the arena's frame: slower than 60 frames/s until ready"
+    : m.frame_kind && m.frame_kind.startsWith("eager (") ? ` · ${m.frame_kind}` : "";
+  document.getElementById("status").textContent = `frame ${m.frame} · sent ${stats.sent} controller frames${kind}`;
 }
 
 function showResult(m) {
