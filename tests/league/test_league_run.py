@@ -59,3 +59,27 @@ def test_the_league_needs_the_fused_path_and_sane_thresholds():
     with pytest.raises(ValueError, match="does not resume"):
         LeagueTrainer(load_config("league", TINY), "unused", resume=True)
     assert load_config("league-d18").env.delay_frames == 18 and load_config("league-d18").league.enabled
+
+
+@pytest.mark.slow
+def test_train_config_league_adds_league_to_eval_json(tmp_path):
+    """`train --config league`: the run folder `train --fused` leaves, and eval.json's added "league" key."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sets = [*TINY, "train.eval_every_minutes=0.1", "train.progress_eval_episodes=2", "train.final_games_per_level=1",
+            "train.final_games_level_9=0", "train.final_baselines=false", "env.compile_eval=false", "train.eval_envs=4"]
+    run_dir = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "train", "--config", "league", "--minutes",
+                           "0.3", "--run-dir", str(run_dir), "--no-progress", *[a for s in sets for a in ("--set", s)]],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    doc = json.loads((run_dir / "eval.json").read_text())
+    assert doc["training"]["fused"] is True and "per_level" in doc and "curve" in doc  # the usual keys stay
+    league = doc["league"]
+    assert {"cpu1", "cpu9", "exploiter0-gen0"} <= {m["name"] for m in league["members"]}
+    assert isinstance(league["main_elo"], float) and league["snapshots"]
+    assert any(t.startswith("league/elo/") for t in tags(run_dir))

@@ -44,7 +44,7 @@ def test_one_member_plays_a_game_from_start_to_end_and_its_result_is_counted_und
     env.set_opponents(pool)
     wrapped = ResultsEnv(env, key=lambda info: pool.assign)
     wrapped.reset()
-    before = None
+    before, was_done = None, torch.zeros(16, dtype=torch.bool)
     ended = torch.zeros(3, dtype=torch.long)
     for _ in range(60):
         _, _, done, info = wrapped.step(torch.zeros(16, dtype=torch.long))
