@@ -45,3 +45,19 @@ def test_the_pool_draws_by_the_mains_recent_results_and_not_the_retired():
         PoolMember("x", "cpu")
     with pytest.raises(ValueError, match="kind"):
         PoolMember("x", "human")
+
+
+def test_the_cpu_arena_draws_its_levels_by_the_weights_it_is_given():
+    """Arena.set_level_weights (the league's PFSP on the CPU levels): from the next reset on, a level of weight 0 is
+    never drawn."""
+    from melee_agent.arena import Arena
+
+    env = Arena(64, cpu_level=[1, 9], seed=0)
+    env.set_level_weights([0.0, 1.0])
+    env.reset()
+    assert env.cpu_levels.tolist() == [9] * 64
+    env.set_level_weights([1.0, 0.0])
+    env.reset()
+    assert env.cpu_levels.tolist() == [1] * 64
+    with pytest.raises(ValueError, match="weights"):
+        env.set_level_weights([1.0])
