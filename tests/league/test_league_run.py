@@ -51,6 +51,22 @@ def test_a_short_league_run_rates_its_members_and_writes_league_tags(tmp_path):
     assert f"league/elo/{snaps[0]}" in seen
 
 
+@pytest.mark.slow
+def test_an_exploiter_that_wins_puts_a_frozen_copy_into_the_pool(tmp_path):
+    # Promoted at a score of 1/100 over 2 games: a draw by the 20-frame clock is already half a win.
+    cfg = load_config("league", TINY + ["league.exploiter_window=2", "league.exploiter_promote_at=0.01",
+                                        "league.exploiter_reset_below=0.0"])
+    league = LeagueTrainer(cfg, tmp_path, seed=1)
+    league.work(0.0, chunks=8)
+    league.stop()
+    doc = league.report()
+    promoted = [m for m in doc["members"] if m["kind"] == "exploiter" and m["drawable"]]
+    assert doc["exploiter_promotions"] >= 1 and promoted and promoted[0]["name"] == "exploiter0-gen0"
+    assert (tmp_path / "league" / "members" / "exploiter0-gen0.safetensors").is_file()
+    assert doc["exploiters"][0]["generation"] >= 1  # and the exploiter itself was reset
+    assert "exploiter0-gen0" in league.opponents.slots  # drawn in the models' arena from now on
+
+
 def test_the_league_needs_the_fused_path_and_sane_thresholds():
     with pytest.raises(ConfigError, match="fused path"):
         load_config("league", ["train.fused=false"])
