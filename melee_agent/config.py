@@ -182,6 +182,42 @@ class FusedConfig:
 
 
 @dataclass
+class LeagueConfig:
+    """``configs/league.toml``: the main agent trains against a pool drawn by PFSP (docs/league.md); fused runs only."""
+
+    # The pool starts with the CPU at env.cpu_levels (else env.cpu_level), each level a member with its own rating.
+    enabled: bool = False
+    # Games side by side against the pool's models (snapshots, exploiters' frozen copies), beside the
+    # fused.envs games against the CPU; 0: as many as fused.envs.
+    model_envs: int = 0
+    # A frozen snapshot of the main joins the pool every this many of its train steps; the oldest leave past
+    # max_snapshots (their ratings stay in the report).
+    snapshot_every_steps: int = 5_000
+    max_snapshots: int = 8
+    # PFSP's f_hard(x) = (1 - x)^p (AlphaStar; x: the main's win rate against the member): p = 2 is its "squared".
+    pfsp_power: float = 2.0
+    # Each game counts this much less per later batch of results in the win rates PFSP reads (AlphaStar's
+    # payoff decays old games too; the value is a guess), so a member the main has learned to beat fades.
+    win_rate_decay: float = 0.99
+    # Exploiters: agents trained only against the current main, each in its own arena of exploiter_envs games.
+    exploiters: int = 1
+    exploiter_envs: int = 64
+    # A frozen copy of an exploiter joins the pool, and the exploiter is reset, once it wins this share of its
+    # recent games (AlphaStar's main exploiters: 70%).
+    exploiter_promote_at: float = 0.7
+    # ... and it is reset (fresh weights, empty replay) when, past exploiter_patience_steps train steps of its
+    # generation, it wins less than this share of its recent games (it stopped winning; a guess).
+    exploiter_reset_below: float = 0.2
+    exploiter_patience_steps: int = 20_000
+    # The recent games an exploiter's verdict reads.
+    exploiter_window: int = 200
+    # Its replay's rows and the rows it holds before it trains (smaller than the main's: it trains on its own
+    # games only; both guesses).
+    exploiter_replay_capacity: int = 200_000
+    exploiter_burn_in: int = 10_000
+
+
+@dataclass
 class DolphinConfig:
     dolphin_path: str = ""
     iso_path: str = ""
@@ -220,6 +256,7 @@ class Config:
     manager: ManagerConfig = field(default_factory=ManagerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     fused: FusedConfig = field(default_factory=FusedConfig)
+    league: LeagueConfig = field(default_factory=LeagueConfig)
     dolphin: DolphinConfig = field(default_factory=DolphinConfig)
     name: str = "default"
 
@@ -364,6 +401,12 @@ RANGES: dict[str, str] = {
     "fused.envs": _AT_LEAST_0, "fused.replay_ratio": _POSITIVE, "fused.chunk_frames": _AT_LEAST_1,
     "fused.act_refresh_steps": _AT_LEAST_0, "fused.torch_threads": _AT_LEAST_0,
     "train.final_games_per_level": _AT_LEAST_1, "train.final_games_level_9": _AT_LEAST_0, "train.eval_envs": _AT_LEAST_1,
+    "league.model_envs": _AT_LEAST_0, "league.snapshot_every_steps": _AT_LEAST_1,
+    "league.max_snapshots": _AT_LEAST_1, "league.pfsp_power": _POSITIVE, "league.win_rate_decay": _FRACTION,
+    "league.exploiters": _AT_LEAST_0, "league.exploiter_envs": _AT_LEAST_1, "league.exploiter_promote_at": _FRACTION,
+    "league.exploiter_reset_below": _FRACTION, "league.exploiter_patience_steps": _AT_LEAST_0,
+    "league.exploiter_window": _AT_LEAST_1, "league.exploiter_replay_capacity": _AT_LEAST_1,
+    "league.exploiter_burn_in": _AT_LEAST_0,
 }
 
 
@@ -427,6 +470,7 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
     if cfg.env.cpu not in ("designed", "melee"):
         raise ConfigError(f"env.cpu must be 'designed' or 'melee', got {cfg.env.cpu!r}")
     check_characters_config(cfg)
+    check_league_config(cfg)
     if cfg.env.env == "dolphin":
         check_dolphin_config(cfg.dolphin, str(path) if path is not None else "config")
     return cfg
@@ -481,3 +525,17 @@ def check_characters_config(cfg: Config) -> None:
     if chars[1] != "marth":
         raise ConfigError(f"env.characters={list(chars)}: port 1 is the CPU's, and the CPU plays Marth only")
     cfg.env.characters = list(chars)
+
+
+def check_league_config(cfg: Config) -> None:
+    """``[league]`` (where enabled): a fused arena fight (the one path that runs it)."""
+    lg = cfg.league
+    if not lg.enabled:
+        return
+    if not (cfg.train.fused and cfg.env.env == "arena" and cfg.env.game in GAMES and GAMES[cfg.env.game].whole_games):
+        raise ConfigError("league.enabled runs on the fused path in arena fights: train.fused = true, env.env = "
+                          f"'arena', env.game = 'fight' (got fused = {cfg.train.fused}, env = {cfg.env.env!r}, "
+                          f"game = {cfg.env.game!r})")
+    if lg.exploiter_reset_below >= lg.exploiter_promote_at:
+        raise ConfigError(f"league.exploiter_reset_below ({lg.exploiter_reset_below}) must be below "
+                          f"league.exploiter_promote_at ({lg.exploiter_promote_at})")

@@ -157,6 +157,14 @@ class Arena:
         if self.opponents is not None:
             self.opponents.restart(done)
 
+    def set_level_weights(self, weights: Sequence[float]) -> None:
+        """New relative weights for the levels each game's CPU is drawn from (one per level of ``cpu_level``), from
+        the next game on (the league's PFSP); games under way keep their level."""
+        mix = self._consts.mix
+        new = LevelMix.of([int(v) for v in mix.levels.tolist()], weights, self.device, spread=mix.spread)
+        with torch.no_grad():  # in place: a compiled frame keeps reading the same tensor (no recompile)
+            mix.cdf.copy_(new.cdf)
+
     @property
     def cpu_levels(self) -> torch.Tensor:
         """``[B]`` int64: the CPU level each environment's current episode is played against."""

@@ -64,11 +64,11 @@ class FusedTrainer:
     """
 
     def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False,
-                 seed: int | None = None, opponents: Callable[[Any], Any] | None = None):
+                 seed: int | None = None, opponents: Callable[[Any], Any] | None = None,
+                 wrap_env: Callable[[Any], Any] | None = None):
         # The manager's and the workers' parts, composed in this process (the one other place than
         # training.py that composes roles; the core modules never import them).
         from melee_agent.manager.trainer import Trainer  # noqa: PLC0415
-        from melee_agent.workers.play import SegmentPlayer, ape_x_epsilon, env_epsilons  # noqa: PLC0415
 
         if cfg.env.env != "arena":
             raise ValueError(f"train --fused runs the embedded arena, not env.env = {cfg.env.env!r}; for Dolphin "
@@ -83,18 +83,29 @@ class FusedTrainer:
         self.env = make_env(cfg, num_envs=envs, device=device, seed=self.seed)
         if opponents is not None:  # port 1's controllers other than the CPU (arena.ports), before the first reset
             self.env.set_opponents(opponents(self.env))
-        w = cfg.worker
-        epsilon: float | torch.Tensor = ape_x_epsilon(0, 1, w.epsilon_base, w.epsilon_alpha)
-        if w.epsilon_per_env and envs > 1:
-            epsilon = env_epsilons(0, 1, envs, w.epsilon_base, w.epsilon_alpha)
-        self.player: SegmentPlayer = SegmentPlayer(self.env, epsilon, w.n_step, cfg.learner.gamma, seed=self.seed,
-                                                   stream=True)
+        if wrap_env is not None:  # e.g. the league's tally of each game's result (league/results_env.py)
+            self.env = wrap_env(self.env)
+        self.players: list[SegmentPlayer] = []
+        self.player: SegmentPlayer = self.add_player(self.env, self.seed)
         refresh = cfg.fused.act_refresh_steps
         self.actor = copy.deepcopy(self.learner.online).requires_grad_(False) if refresh else self.learner.online
         self._refreshed_at = self.learner.train_steps
         self.owed = 0.0  # train steps earned by rows written and not yet taken
         self._last_log = 0.0
         self.frames = 0
+
+    def add_player(self, env: Any, seed: int) -> SegmentPlayer:
+        """A player over ``env`` whose rows this learner trains on too (the league's arena of model opponents
+        beside the CPU's): its own games and n-step stream, Ape-X epsilons spread over its environments."""
+        from melee_agent.workers.play import SegmentPlayer, ape_x_epsilon, env_epsilons  # noqa: PLC0415
+
+        w, n = self.cfg.worker, env.num_envs
+        epsilon: float | torch.Tensor = ape_x_epsilon(0, 1, w.epsilon_base, w.epsilon_alpha)
+        if w.epsilon_per_env and n > 1:
+            epsilon = env_epsilons(0, 1, n, w.epsilon_base, w.epsilon_alpha)
+        player = SegmentPlayer(env, epsilon, w.n_step, self.cfg.learner.gamma, seed=seed, stream=True)
+        self.players.append(player)
+        return player
 
     # --- what the run reads ---
     def progress(self) -> tuple[int, int, int]:
@@ -117,14 +128,15 @@ class FusedTrainer:
             self.chunk()
             done += 1
 
-    def chunk(self) -> None:
-        """One chunk: play, write the rows, take the train steps they earn."""
+    def chunk(self, player: SegmentPlayer | None = None) -> None:
+        """One chunk: play (``player``, default the first), write the rows, take the train steps they earn."""
         cfg, trainer = self.cfg, self.trainer
-        rows, stats = self.player.play(self.actor, cfg.fused.chunk_frames)
+        player = player or self.player
+        rows, stats = player.play(self.actor, cfg.fused.chunk_frames)
         self._write(rows)
         step = self.learner.train_steps
         now = time.monotonic()
-        if not stats.empty:
+        if not stats.empty and player is self.player:  # episode/ tags: the first arena's games (the CPU's)
             trainer.board.episodes(stats, step)
             trainer.board.workers(stats, step)
         self.frames += stats.frames
@@ -170,6 +182,7 @@ class FusedTrainer:
 
     def stop(self) -> None:
         """Write the rows still waiting for their n-step windows, checkpoint, close TensorBoard and the ledger."""
-        self._write(self.player.close())
-        self.env.close()
+        for player in self.players:
+            self._write(player.close())
+            player.env.close()
         self.trainer.stop()

@@ -329,6 +329,11 @@ class FusedBackend:
         from melee_agent.run.fused import FusedTrainer  # noqa: PLC0415
 
         self.run.child_flags()  # config.toml beside the run, as `train` leaves it
+        if self.run.cfg.league.enabled:  # configs/league.toml: the main against its pool (melee_agent/league/trainer.py)
+            from melee_agent.league.trainer import LeagueTrainer  # noqa: PLC0415
+
+            self.fused = LeagueTrainer(self.run.cfg, self.run.run_dir, self.run.device, resume=self.run.resume)  # type: ignore[assignment]
+            return
         self.fused = FusedTrainer(self.run.cfg, self.run.run_dir, self.run.device, resume=self.run.resume)
 
     def _f(self) -> FusedTrainer:
@@ -355,6 +360,8 @@ class FusedBackend:
     def close(self) -> None:
         if self.fused is not None:
             self.fused.stop()
+            if hasattr(self.fused, "report"):  # a league: eval.json's "league"
+                self.run.extra["league"] = self.fused.report()
             self.fused = None
 
 
@@ -406,6 +413,7 @@ class TrainingRun:
         self.device, self.port, self.progress, self.log, self.resume = device, port, progress, log, resume
         self.token = token if token is not None else os.environ.get("MELEE_AGENT_TOKEN")
         self.training: dict[str, Any] = {}  # eval.json's "training": steps, rows, rates, where they ran
+        self.extra: dict[str, Any] = {}  # more keys for eval.json from the backend (a league's "league")
 
     def child_flags(self) -> list[str]:
         """Write the resolved config beside the run; the flags a child process reads it with."""
@@ -448,9 +456,13 @@ class TrainingRun:
         finally:
             backend.close()
         try:
-            return self._finish(evals, best, data, steps, rows)
+            final = self._finish(evals, best, data, steps, rows)
         finally:
             evals.close()
+        if self.extra:
+            final.update(self.extra)
+            atomic_write_json(run_dir / "eval.json", final)
+        return final
 
     def _train(self, backend: FleetBackend | FusedBackend, evals: Evaluations) -> tuple[ModelCheck, bytes] | None:
         """The training period: let the backend train, evaluate periodically, show progress."""
