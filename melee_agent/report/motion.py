@@ -18,8 +18,10 @@ Reported per character: stretches; the share followed within 1 unit for their wh
 median frames in sync (frames until the first frame more than 1 unit off, the whole length when none
 is); the share of frames whose action id equals the replay's; and the first misses counted by the
 real player's action on the frame of the miss. The other port's fighter is held still in the air far
-above the stage (re-placed every frame), so it never touches the one measured: the real opponent's
-body push is a cause of misses the arena cannot show here.
+above the stage (re-placed every frame), so it never touches the one measured. The real opponent's body
+push (the game's grounded "player nudge", below) is therefore left out of the stretches: a frame is not
+free where both fighters stood on the ground closer than :data:`BODY_PUSH_GAP` on it or on the frame
+before (the push of a frame is computed from where the fighters stood as it began).
 """
 
 from __future__ import annotations
@@ -47,6 +49,14 @@ FREE_ACTIONS = frozenset(a.value for a in (
     A.JUMPING_ARIAL_FORWARD, A.JUMPING_ARIAL_BACKWARD, A.FALLING, A.FALLING_FORWARD, A.FALLING_BACKWARD,
     A.FALLING_AERIAL, A.FALLING_AERIAL_FORWARD, A.FALLING_AERIAL_BACKWARD, A.LANDING, A.AIRDODGE, A.LANDING_SPECIAL))
 COLUMN = {Character.FOX: 0, Character.MARTH: 1}  # the arena's port for each character
+#: Two grounded fighters whose bodies overlap push each other apart by 0.3 a frame (doldecomp/melee ftcommon.c
+#: ``ftCommon_8007E0E4`` / ``ftCommon_8007DD7C``: both on the ground, on the same or an adjacent floor line, their
+#: push boxes ``fp->x2C4`` overlapping; ftCommonData x450 = 0.3 as read off the disc in kyhavlov/melee-sim-light's
+#: ``data/common/ft_common_data.json`` ``player_nudge_x``). The push boxes are per character, in the fighters' files,
+#: which no source here gives: the widest gap at which the replays show a grounded Fox or Marth pushed by 0.3 is 8.63
+#: (measured, n 170: Fox on Peach 8.63, Fox and Marth on each other 8.51, Marth on Falco 7.57), taken up to 10 for
+#: the characters not seen pushing (a guess; a wider gap only leaves more frames out).
+BODY_PUSH_GAP = 10.0
 
 
 class PlayerRow(NamedTuple):
@@ -126,6 +136,14 @@ def _free(r: PlayerRow, edge: float) -> bool:
     return abs(r.y) < 0.01 if r.on_ground else r.y > 0.01
 
 
+def _crowded(ps: dict[int, PlayerRow], port: int) -> bool:
+    """``port``'s fighter and another stand on the ground closer than BODY_PUSH_GAP: the game may push them apart."""
+    r = ps.get(port)
+    if r is None or not r.on_ground:
+        return False
+    return any(o.on_ground and abs(o.x - r.x) < BODY_PUSH_GAP for q, o in ps.items() if q != port)
+
+
 def stretches(path: str | os.PathLike) -> list[Stretch]:
     """Every free-movement stretch of a replay (module docstring), cut at MAX_STRETCH compared frames."""
     frames, edge = read_frames(path)
@@ -138,7 +156,8 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
         run: list[int] = []
         for i, (number, ps) in enumerate(frames + [(-1, {})]):  # a last non-frame ends the last run
             r = ps.get(port)
-            free = number >= 0 and r is not None and _free(r, edge)
+            free = (number >= 0 and r is not None and _free(r, edge) and not _crowded(ps, port)
+                    and not (i > 0 and _crowded(frames[i - 1][1], port)))
             if free:
                 run.append(i)
             if (not free or len(run) == MAX_STRETCH + 1) and len(run) >= 2:
@@ -276,4 +295,4 @@ def report(results: list[StretchResult], errors: list[str]) -> dict[str, Any]:
             "tolerance": TOLERANCE, "max_stretch": MAX_STRETCH}
 
 
-__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "FREE_ACTIONS"]
+__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "FREE_ACTIONS", "BODY_PUSH_GAP"]
