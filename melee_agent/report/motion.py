@@ -12,7 +12,8 @@ crouching, jump squat, jumps, falls, landing, air dodge and its landing), out of
 the stage's horizontal edges (the real stage's and Final Destination's, the arena's stage), on the
 stage's main floor (y = 0) when grounded and above it when airborne: so not on a platform, and never
 where another stage's shape (Yoshi's Story's slopes, a platform landing) would differ from Final
-Destination's. Runs longer than 120 frames are cut into stretches of 120.
+Destination's; nor where the stage's wind may blow (Dream Land's Whispy: :func:`_windy`). Runs longer than 120
+frames are cut into stretches of 120.
 
 Reported per character: stretches; the share followed within 1 unit for their whole length; the
 median frames in sync (frames until the first frame more than 1 unit off, the whole length when none
@@ -35,6 +36,7 @@ import melee
 import numpy as np
 import torch
 from melee.enums import Action, Character
+from melee.gamestate import WhispyBlowDirection
 
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.frame import EDGE
@@ -57,6 +59,7 @@ COLUMN = {Character.FOX: 0, Character.MARTH: 1}  # the arena's port for each cha
 #: (measured, n 170: Fox on Peach 8.63, Fox and Marth on each other 8.51, Marth on Falco 7.57), taken up to 10 for
 #: the characters not seen pushing (a guess; a wider gap only leaves more frames out).
 BODY_PUSH_GAP = 10.0
+WIND_RECORDED = (3, 17, 0)  # the first Slippi version that records Whispy's blowing (its stage event)
 
 
 class PlayerRow(NamedTuple):
@@ -114,18 +117,39 @@ def _row(p: Any) -> PlayerRow:
                      float(p.hitstun_frames_left or 0), abs(float(p.speed_x_attack)) + abs(float(p.speed_y_attack)), pad)
 
 
-def read_frames(path: str | os.PathLike) -> tuple[list[tuple[int, dict[int, PlayerRow]]], float]:
-    """Every kept frame's (game frame, {port: row}) and the stage's edge (the replay's stage, at most FD's)."""
+def read_frames(path: str | os.PathLike) -> tuple[list[tuple[int, dict[int, PlayerRow]]], float, frozenset[int]]:
+    """Every kept frame's (game frame, {port: row}), the stage's edge (the replay's stage, at most FD's) and the game
+    frames on which the stage's wind may move the fighters (:func:`_windy`)."""
     stage: list[Any] = []
+    blowing: set[int] = set()
 
     def convert(gs: Any, _console: Any) -> tuple[int, dict[int, PlayerRow]]:
         if not stage:
             stage.append(gs.stage)
+        if gs.whispy is not None and gs.whispy != WhispyBlowDirection.NONE:
+            blowing.add(int(gs.frame))
         return int(gs.frame), {int(port): _row(p) for port, p in gs.players.items()}
 
-    frames, _ = read_kept(path, convert=convert)
+    frames, console = read_kept(path, convert=convert)
     edge = float(melee.stages.EDGE_GROUND_POSITION.get(stage[0], EDGE)) if stage else EDGE
-    return frames, min(edge, EDGE)
+    windy = _windy(stage[0] if stage else None, str(getattr(console, "slp_version", "0.0.0")), blowing, frames)
+    return frames, min(edge, EDGE), windy
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split(".")[:3] if x.isdigit())
+
+
+def _windy(stage: Any, version: str, blowing: set[int], frames: list[tuple[int, Any]]) -> frozenset[int]:
+    """Dream Land's Whispy blows the fighters sideways (doldecomp/melee fighter.c adds the stage's wind,
+    ``ftColl_GetWindOffsetVec``, to the position each frame; Final Destination, the arena's stage, has none). Slippi
+    records Whispy's blowing from 3.17.0 (libmelee ``GameState.whispy``): those frames are windy; before 3.17.0 it is
+    not recorded, so every frame of a Dream Land game is."""
+    if stage != melee.enums.Stage.DREAMLAND:
+        return frozenset()
+    if _version(version) < WIND_RECORDED:
+        return frozenset(n for n, _ in frames)
+    return frozenset(blowing)
 
 
 def _free(r: PlayerRow, edge: float) -> bool:
@@ -146,7 +170,7 @@ def _crowded(ps: dict[int, PlayerRow], port: int) -> bool:
 
 def stretches(path: str | os.PathLike) -> list[Stretch]:
     """Every free-movement stretch of a replay (module docstring), cut at MAX_STRETCH compared frames."""
-    frames, edge = read_frames(path)
+    frames, edge, windy = read_frames(path)
     out: list[Stretch] = []
     # Replays before Slippi 3.5.0 record no self speeds (libmelee reads 0): the placed frame's speeds are then
     # its position's change from the frame before (on the ground and in the air alike, what the game moved it by).
@@ -156,8 +180,8 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
         run: list[int] = []
         for i, (number, ps) in enumerate(frames + [(-1, {})]):  # a last non-frame ends the last run
             r = ps.get(port)
-            free = (number >= 0 and r is not None and _free(r, edge) and not _crowded(ps, port)
-                    and not (i > 0 and _crowded(frames[i - 1][1], port)))
+            free = (number >= 0 and r is not None and _free(r, edge) and number not in windy
+                    and not _crowded(ps, port) and not (i > 0 and _crowded(frames[i - 1][1], port)))
             if free:
                 run.append(i)
             if (not free or len(run) == MAX_STRETCH + 1) and len(run) >= 2:
@@ -272,6 +296,9 @@ def summarize(results: list[StretchResult]) -> dict[str, Any]:
             "followed_share": sum(r.in_sync == r.length for r in rs) / len(rs),
             "median_in_sync": statistics.median(r.in_sync for r in rs),
             "median_length": statistics.median(r.length for r in rs),
+            # The median stretch's share followed (1.0: the median stretch is followed whole, issue 49's "median =
+            # the whole stretch"); the two medians above are of different stretches once lengths differ.
+            "median_share_in_sync": statistics.median(r.in_sync / r.length for r in rs),
             "action_agreement": sum(r.action_agree for r in rs) / frames if frames else None,
             "first_misses": dict(Counter(r.first_miss_action for r in rs if r.first_miss_action).most_common()),
         }
@@ -279,11 +306,12 @@ def summarize(results: list[StretchResult]) -> dict[str, Any]:
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    lines = ["character  stretches  frames  followed  median in sync (of median length)  action agreement"]
+    lines = ["character  stretches  frames  followed  median in sync (of median length)  median share  action agreement"]
     for ch, s in summary.items():
         lines.append(f"{ch:<10} {s['stretches']:>9} {s['frames']:>7} {100 * s['followed_share']:>8.1f}% "
                      f"{s['median_in_sync']:>15} ({s['median_length']})"
-                     f" {100 * (s['action_agreement'] or 0):>28.1f}%")
+                     f" {100 * s['median_share_in_sync']:>30.0f}%"
+                     f" {100 * (s['action_agreement'] or 0):>16.1f}%")
     for ch, s in summary.items():
         top = ", ".join(f"{k} {v}" for k, v in list(s["first_misses"].items())[:10])
         lines.append(f"{ch} first misses by the real action: {top or 'none'}")
