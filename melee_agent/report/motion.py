@@ -12,14 +12,17 @@ crouching, jump squat, jumps, falls, landing, air dodge and its landing), out of
 the stage's horizontal edges (the real stage's and Final Destination's, the arena's stage), on the
 stage's main floor (y = 0) when grounded and above it when airborne: so not on a platform, and never
 where another stage's shape (Yoshi's Story's slopes, a platform landing) would differ from Final
-Destination's. Runs longer than 120 frames are cut into stretches of 120.
+Destination's; nor where the stage's wind may blow (Dream Land's Whispy: :func:`_windy`). Runs longer than 120
+frames are cut into stretches of 120.
 
 Reported per character: stretches; the share followed within 1 unit for their whole length; the
 median frames in sync (frames until the first frame more than 1 unit off, the whole length when none
 is); the share of frames whose action id equals the replay's; and the first misses counted by the
 real player's action on the frame of the miss. The other port's fighter is held still in the air far
-above the stage (re-placed every frame), so it never touches the one measured: the real opponent's
-body push is a cause of misses the arena cannot show here.
+above the stage (re-placed every frame), so it never touches the one measured. The real opponent's body
+push (the game's grounded "player nudge", below) is therefore left out of the stretches: a frame is not
+free where both fighters stood on the ground closer than :data:`BODY_PUSH_GAP` on it or on the frame
+before (the push of a frame is computed from where the fighters stood as it began).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import melee
 import numpy as np
 import torch
 from melee.enums import Action, Character
+from melee.gamestate import WhispyBlowDirection
 
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.frame import EDGE
@@ -47,6 +51,15 @@ FREE_ACTIONS = frozenset(a.value for a in (
     A.JUMPING_ARIAL_FORWARD, A.JUMPING_ARIAL_BACKWARD, A.FALLING, A.FALLING_FORWARD, A.FALLING_BACKWARD,
     A.FALLING_AERIAL, A.FALLING_AERIAL_FORWARD, A.FALLING_AERIAL_BACKWARD, A.LANDING, A.AIRDODGE, A.LANDING_SPECIAL))
 COLUMN = {Character.FOX: 0, Character.MARTH: 1}  # the arena's port for each character
+#: Two grounded fighters whose bodies overlap push each other apart by 0.3 a frame (doldecomp/melee ftcommon.c
+#: ``ftCommon_8007E0E4`` / ``ftCommon_8007DD7C``: both on the ground, on the same or an adjacent floor line, their
+#: push boxes ``fp->x2C4`` overlapping; ftCommonData x450 = 0.3 as read off the disc in kyhavlov/melee-sim-light's
+#: ``data/common/ft_common_data.json`` ``player_nudge_x``). The push boxes are per character, in the fighters' files,
+#: which no source here gives: the widest gap at which the replays show a grounded Fox or Marth pushed by 0.3 is 8.63
+#: (measured, n 170: Fox on Peach 8.63, Fox and Marth on each other 8.51, Marth on Falco 7.57), taken up to 10 for
+#: the characters not seen pushing (a guess; a wider gap only leaves more frames out).
+BODY_PUSH_GAP = 10.0
+WIND_RECORDED = (3, 17, 0)  # the first Slippi version that records Whispy's blowing (its stage event)
 
 
 class PlayerRow(NamedTuple):
@@ -104,18 +117,39 @@ def _row(p: Any) -> PlayerRow:
                      float(p.hitstun_frames_left or 0), abs(float(p.speed_x_attack)) + abs(float(p.speed_y_attack)), pad)
 
 
-def read_frames(path: str | os.PathLike) -> tuple[list[tuple[int, dict[int, PlayerRow]]], float]:
-    """Every kept frame's (game frame, {port: row}) and the stage's edge (the replay's stage, at most FD's)."""
+def read_frames(path: str | os.PathLike) -> tuple[list[tuple[int, dict[int, PlayerRow]]], float, frozenset[int]]:
+    """Every kept frame's (game frame, {port: row}), the stage's edge (the replay's stage, at most FD's) and the game
+    frames on which the stage's wind may move the fighters (:func:`_windy`)."""
     stage: list[Any] = []
+    blowing: set[int] = set()
 
     def convert(gs: Any, _console: Any) -> tuple[int, dict[int, PlayerRow]]:
         if not stage:
             stage.append(gs.stage)
+        if gs.whispy is not None and gs.whispy != WhispyBlowDirection.NONE:
+            blowing.add(int(gs.frame))
         return int(gs.frame), {int(port): _row(p) for port, p in gs.players.items()}
 
-    frames, _ = read_kept(path, convert=convert)
+    frames, console = read_kept(path, convert=convert)
     edge = float(melee.stages.EDGE_GROUND_POSITION.get(stage[0], EDGE)) if stage else EDGE
-    return frames, min(edge, EDGE)
+    windy = _windy(stage[0] if stage else None, str(getattr(console, "slp_version", "0.0.0")), blowing, frames)
+    return frames, min(edge, EDGE), windy
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split(".")[:3] if x.isdigit())
+
+
+def _windy(stage: Any, version: str, blowing: set[int], frames: list[tuple[int, Any]]) -> frozenset[int]:
+    """Dream Land's Whispy blows the fighters sideways (doldecomp/melee fighter.c adds the stage's wind,
+    ``ftColl_GetWindOffsetVec``, to the position each frame; Final Destination, the arena's stage, has none). Slippi
+    records Whispy's blowing from 3.17.0 (libmelee ``GameState.whispy``): those frames are windy; before 3.17.0 it is
+    not recorded, so every frame of a Dream Land game is."""
+    if stage != melee.enums.Stage.DREAMLAND:
+        return frozenset()
+    if _version(version) < WIND_RECORDED:
+        return frozenset(n for n, _ in frames)
+    return frozenset(blowing)
 
 
 def _free(r: PlayerRow, edge: float) -> bool:
@@ -126,9 +160,17 @@ def _free(r: PlayerRow, edge: float) -> bool:
     return abs(r.y) < 0.01 if r.on_ground else r.y > 0.01
 
 
+def _crowded(ps: dict[int, PlayerRow], port: int) -> bool:
+    """``port``'s fighter and another stand on the ground closer than BODY_PUSH_GAP: the game may push them apart."""
+    r = ps.get(port)
+    if r is None or not r.on_ground:
+        return False
+    return any(o.on_ground and abs(o.x - r.x) < BODY_PUSH_GAP for q, o in ps.items() if q != port)
+
+
 def stretches(path: str | os.PathLike) -> list[Stretch]:
     """Every free-movement stretch of a replay (module docstring), cut at MAX_STRETCH compared frames."""
-    frames, edge = read_frames(path)
+    frames, edge, windy = read_frames(path)
     out: list[Stretch] = []
     # Replays before Slippi 3.5.0 record no self speeds (libmelee reads 0): the placed frame's speeds are then
     # its position's change from the frame before (on the ground and in the air alike, what the game moved it by).
@@ -138,7 +180,8 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
         run: list[int] = []
         for i, (number, ps) in enumerate(frames + [(-1, {})]):  # a last non-frame ends the last run
             r = ps.get(port)
-            free = number >= 0 and r is not None and _free(r, edge)
+            free = (number >= 0 and r is not None and _free(r, edge) and number not in windy
+                    and not _crowded(ps, port) and not (i > 0 and _crowded(frames[i - 1][1], port)))
             if free:
                 run.append(i)
             if (not free or len(run) == MAX_STRETCH + 1) and len(run) >= 2:
@@ -253,6 +296,9 @@ def summarize(results: list[StretchResult]) -> dict[str, Any]:
             "followed_share": sum(r.in_sync == r.length for r in rs) / len(rs),
             "median_in_sync": statistics.median(r.in_sync for r in rs),
             "median_length": statistics.median(r.length for r in rs),
+            # The median stretch's share followed (1.0: the median stretch is followed whole, issue 49's "median =
+            # the whole stretch"); the two medians above are of different stretches once lengths differ.
+            "median_share_in_sync": statistics.median(r.in_sync / r.length for r in rs),
             "action_agreement": sum(r.action_agree for r in rs) / frames if frames else None,
             "first_misses": dict(Counter(r.first_miss_action for r in rs if r.first_miss_action).most_common()),
         }
@@ -260,11 +306,12 @@ def summarize(results: list[StretchResult]) -> dict[str, Any]:
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    lines = ["character  stretches  frames  followed  median in sync (of median length)  action agreement"]
+    lines = ["character  stretches  frames  followed  median in sync (of median length)  median share  action agreement"]
     for ch, s in summary.items():
         lines.append(f"{ch:<10} {s['stretches']:>9} {s['frames']:>7} {100 * s['followed_share']:>8.1f}% "
                      f"{s['median_in_sync']:>15} ({s['median_length']})"
-                     f" {100 * (s['action_agreement'] or 0):>28.1f}%")
+                     f" {100 * s['median_share_in_sync']:>30.0f}%"
+                     f" {100 * (s['action_agreement'] or 0):>16.1f}%")
     for ch, s in summary.items():
         top = ", ".join(f"{k} {v}" for k, v in list(s["first_misses"].items())[:10])
         lines.append(f"{ch} first misses by the real action: {top or 'none'}")
@@ -276,4 +323,4 @@ def report(results: list[StretchResult], errors: list[str]) -> dict[str, Any]:
             "tolerance": TOLERANCE, "max_stretch": MAX_STRETCH}
 
 
-__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "FREE_ACTIONS"]
+__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "FREE_ACTIONS", "BODY_PUSH_GAP"]

@@ -41,6 +41,10 @@ DASH_STICK, WALK_STICK, TILT_STICK, FRESH = 0.8, 0.2, 0.3, 0.3  # guesses (see t
 JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
 AIRDODGE_FORCE, AIRDODGE_DEADZONE = 3.1, 0.25  # ftCommonData x338, x32C/x330 (meleelight-decomp-edition meleeCommon.js)
 FASTFALL_STICK, FASTFALL_WINDOW = 0.6625, 4  # ftCommonData x088, x08C (meleelight-decomp-edition meleeCommon.js)
+#: An air dodge's last frame of decay (ftCo_EscapeAir_Phys); from the next its animation script turns normal fall physics
+#: on (ft_80084DB0: fast fall, gravity, drift). Measured on slippi-js's replays (Fox n 3, Marth n 4: the vertical speed
+#: gains gravity from frame 30); the script is not in the sources here.
+AIRDODGE_DECAY_FRAMES = 29
 TAP_JUMP, TAP_JUMP_WINDOW = 0.6625, 4  # ftCommonData x070, x074 (meleelight-decomp-edition meleeCommon.js)
 TAP_JUMP_RELEASE = 0.3  # ftCommonData x07C tap_jump_release_threshold (meleelight-decomp-edition meleeCommon.js)
 HOP_BUTTON, HOP_STICK, HOP_SHORT = 0.0, 1.0, 2.0  # FightState.hop
@@ -333,6 +337,18 @@ def _specials(ps: PlayerState, pad: Pad, e: Edges, T: FightTable, free: Tensor) 
     return ps, down | up | side
 
 
+def ground_turn_flip(ps: PlayerState, fs: FightState, T: FightTable, mask: Tensor) -> PlayerState:
+    """A turn faces the other way in its animation step, before the frame's inputs are read (doldecomp/melee
+    ``ftCo_Turn.c``: ``ftCo_Turn_Anim_Inner`` flips ``facing_dir`` once ``frames_to_turn`` has counted down, and
+    ``ftCo_Turn_IASA`` runs after it): a smash turn (``ftCo_Turn_Enter_Smash``, no frames to turn) on its second
+    frame, a tilt turn on its measured flip frame (standing_turn_frames + 2). So a jump, dash or attack out of the
+    turn from that frame on takes the new facing (the replays: a jump on a smash turn's second frame faces the new
+    way)."""
+    at = torch.where(fs.turn_smash > 0, 2.0, T.attrs.turn_flip_frame)
+    flip = mask & (ps.action == ground.TURNING) & (ps.action_frame == at)
+    return ps._replace(facing=torch.where(flip, -ps.facing, ps.facing))
+
+
 def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
             frozen: Tensor) -> tuple[PlayerState, FightState]:
     """One frame of both fighters' action state machines (``frozen``: in hitlag, nothing happens)."""
@@ -349,6 +365,7 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     fs = fs._replace(lcancel_left=torch.where(live & air & (e.shield | e.z), float(LCANCEL_WINDOW), fs.lcancel_left))
     free = live & (ps.move < 0) & (ps.hitstun_frames_left <= 0)
     ground = ps.on_ground > 0
+    ps = ground_turn_flip(ps, fs, T, free & ground)
     ps, special = _specials(ps, pad, e, T, free & (ground | (fs.helpless == 0)))
     ps, fs = _ground_actions(ps, fs, pad, e, T, free & ground & ~special)
     jumps = ps.jumps_left
@@ -358,7 +375,10 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     fs = short_hop(ps, fs, pad, T, live)
     # Fast fall: the stick down once the jump's rise is over, free or in an aerial.
     r = rows_of(ps.move)
-    can_ff = live & air & (ps.hitstun_frames_left <= 0) & ((ps.move < 0) | (T.aerial[r] > 0)) & (ps.speed_y < 0)
+    # An air dodge past its decay falls by ft_80084DB0, which checks the fast fall too (ftCommon_CheckFallFast).
+    late_dodge = (r == slot_row(T, Slot.AIRDODGE)) & (ps.action_frame > AIRDODGE_DECAY_FRAMES)
+    can_ff = (live & air & (ps.hitstun_frames_left <= 0) & ((ps.move < 0) | (T.aerial[r] > 0) | late_dodge)
+              & (ps.speed_y < 0))
     # ftCommon_CheckFallFast: the stick down past 0.6625 (ftCommonData x088) with its y tilt timer under 4 (x08C), once
     # per flick (the timer goes to 254).
     ff = can_ff & (ps.fast_falling == 0) & (pad.sy <= -FASTFALL_STICK) & (fs.tilt_y < FASTFALL_WINDOW)

@@ -172,8 +172,9 @@ def fight_frame_pads(state: EnvState, raw: Pads, consts: FightConsts, spawn_x: T
 def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tensor,
          was_beyond: Tensor | None = None, perfect_shield_frames: int = 0) -> FrameResult:
     """The rest of a frame once both controllers are known (after :func:`count_down`): what tests drive directly."""
+    lifted = state.players.on_ground > 0  # on the ground as the frame began: a takeoff this frame is physics' business
     ps, fs = fighter.advance(state.players, state.fight, pad, T, EDGE, frozen)
-    ps, fs = physics.step(ps, fs, pad, T, EDGE, frozen)
+    ps, fs = physics.step(ps, fs, pad, T, EDGE, frozen, lifted & (ps.on_ground == 0))
     ps, fs, damage = hits.resolve(ps, fs, T, frozen, perfect_shield_frames)
     ps, fs = hits.apply_launch(ps, fs, pad)
     ps = _shields(ps, T)

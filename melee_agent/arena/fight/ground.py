@@ -128,12 +128,14 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     turning, dashing = mask & (act == TURNING), mask & (act == DASHING)
     running, braking = mask & (act == RUNNING), mask & (act == RUN_BRAKE)
     down = sy < -SQUAT_STICK
-    # A turn: a smash turn's second frame dashes the other way if the stick is still out there; else it faces the
-    # other way on its flip frame and stands after its last.
+    # A turn: a smash turn's second frame dashes the other way if the stick is still out there; else it stands after
+    # its last frame. It has faced the other way since its flip frame (fighter.ground_turn_flip, before this): the way
+    # it turns to is -facing before then, facing from then on.
     # A flick the new way during a turn dashes too (the replays: a tilt turn's next frame flicked is a dash).
-    smash_dash = turning & (((fs.turn_smash > 0) & (af == 2) & (fwd <= -DASH_STICK)) | (flick & (fwd < 0)))
+    turned = af >= torch.where(fs.turn_smash > 0, 2.0, A_.turn_flip_frame)
+    to = sx * torch.where(turned, f, -f)
+    smash_dash = turning & (((fs.turn_smash > 0) & (af == 2) & (to >= DASH_STICK)) | (flick & (to > 0)))
     turn_done = turning & ~smash_dash & (af > A_.turn_frames)
-    flip = turning & ~smash_dash & (af == A_.turn_flip_frame)
     # A dash: a flick back smash-turns (keeping a quarter of the speed); past its run frame, the stick held forward
     # runs; at its end it stands.
     dash_turn = dashing & flick & (fwd < 0)
@@ -187,7 +189,7 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     v = torch.where(run_on, dash_speed(v, sx, T, taper=True), v)
     v = torch.where(brake_on, friction(v, A_.friction), v)
     v = torch.where(walk, walk_speed(v, sx, T), v)
-    ps = ps._replace(speed_x=v, facing=torch.where(flip, -f, f))
+    ps = ps._replace(speed_x=v, facing=f)
     # ftCo_Dash_Enter (and the smash turn) take the flick: the timer goes to 254, so one flick is one dash.
     fs = fs._replace(gr_impulse=torch.where(dash_start, impulse, 0.0),
                      tilt_x=torch.where(dash_start | smash_turn, 254.0, fs.tilt_x),

@@ -18,9 +18,14 @@ from melee.enums import Character
 #: Crouching: the squat's (CROUCH_START) frames before the wait (7 both, Fox n 11, Marth n 8) and the rise's
 #: (CROUCH_END) before standing (Fox 10, n 5; Marth 8, n 3). A normal landing's whole animation, past its lag, when
 #: nothing interrupts it (Marth 30, n 4; Fox: never seen to end, its longest 27 (n 1), used as a lower bound).
+#: A wavedash straight out of the jump squat (an air dodge down on the jump's first airborne frame, landing on it): the
+#: share of the dodge's horizontal speed that moves the fighter on that landing frame (Fox 1.0, n 36; Marth 0.5, n 22,
+#: every one exact to 0.001 whatever the stick's angle). The mechanism is not in the sources here (likely the
+#: environment collision of the jump's first frame, whose body box differs per character); from the next frame the
+#: slide moves by the whole speed, as any wavedash's.
 MEASURED = {
     Character.FOX: dict(dash_run_frame=11, dash_frames=21, run_brake_frames=18, turn_frames=11, turn_flip_frame=6,
-                        squat_frames=7, squat_rv_frames=10, landing_frames=27),
+                        squat_frames=7, squat_rv_frames=10, landing_frames=27, squat_dodge_share=1.0),
     Character.MARTH: dict(dash_run_frame=15, dash_frames=27, run_brake_frames=26, turn_frames=11, turn_flip_frame=8,
-                          squat_frames=7, squat_rv_frames=8, landing_frames=30),
+                          squat_frames=7, squat_rv_frames=8, landing_frames=30, squat_dodge_share=0.5),
 }

@@ -182,6 +182,7 @@ class Attrs(NamedTuple):
     squat_frames: torch.Tensor  # measured: frames of the squat (CROUCH_START)
     squat_rv_frames: torch.Tensor  # measured: frames of the rise (CROUCH_END)
     landing_frames: torch.Tensor  # measured: a normal landing's animation, when nothing interrupts it
+    squat_dodge_share: torch.Tensor  # measured: share of a wavedash out of the jump squat moved on its landing frame
     height: torch.Tensor  # libmelee's body height (characterdata "size"), the hurt capsule's height
 
 

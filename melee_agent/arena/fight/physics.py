@@ -20,7 +20,8 @@ from torch import Tensor
 import torch
 
 from melee_agent.arena.env_state import PlayerState
-from melee_agent.arena.fight.fighter import DEAD_FALL, FALLING, STANDING, rows_of, set_free, slot_row, start
+from melee_agent.arena.fight.fighter import (AIRDODGE_DECAY_FRAMES, DEAD_FALL, FALLING, STANDING, rows_of, set_free,
+                                             slot_row, start)
 from melee_agent.arena.fight.ground import DRIVEN, stop_friction
 from melee_agent.arena.fight.moves import AERIAL_LANDING_ACTION, AERIALS, FightTable, Slot, other
 from melee_agent.arena.fight.state import FightState, Pad
@@ -32,7 +33,6 @@ LEDGE_BOX_IN = 4.0  # guess: how far inside the stage's side the box starts
 LEDGE_HANG_X, LEDGE_HANG_Y = 3.0, -12.0  # guess: where a hanging fighter is, from the stage's corner
 PUSH_DIST = 6.0  # guess: grounded fighters closer than this push each other apart (Melee's body collision)
 PUSH_SPEED = 0.5  # guess: by this much per frame each
-AIRDODGE_DECAY_FRAMES = 29  # measured (see step)
 AIRDODGE_DECAY = 0.9  # ftCommonData x33C escapeair_decay (meleelight-decomp-edition meleeCommon.js, read off the disc)
 JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
 
@@ -58,7 +58,8 @@ def _drift(ps: PlayerState, pad: Pad, T: FightTable, ok: Tensor) -> Tensor:
 
 
 def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
-         frozen: Tensor) -> tuple[PlayerState, FightState]:
+         frozen: Tensor, took_off: Tensor | None = None) -> tuple[PlayerState, FightState]:
+    """One frame of movement; ``took_off``: ``[B, 2]``, left the ground this frame (a jump's first airborne frame)."""
     live = ~frozen
     A = T.attrs
     r = rows_of(ps.move)
@@ -83,15 +84,17 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     takeoff = ~in_move & ~ground & (ps.action_frame == 1) & ((ps.action == JUMP_F) | (ps.action == JUMP_B))
     # A move that carries its own motion (libmelee's locomotion: the game's motion for the action) replaces it.
     vx = torch.where(in_move & (T.carries[r] > 0), 0.0, vx)
-    air_ok = ~ground & ~stun & (~in_move | (T.aerial[r] > 0) | (r == slot_row(T, Slot.UP_B)))
+    # An air dodge past its decay drifts as a fall does (ftCo_EscapeAir_Phys -> ft_80084DB0 -> ftCommon_8007D268).
+    late_dodge = (r == slot_row(T, Slot.AIRDODGE)) & (ps.action_frame > AIRDODGE_DECAY_FRAMES)
+    air_ok = ~ground & ~stun & (~in_move | (T.aerial[r] > 0) | (r == slot_row(T, Slot.UP_B)) | late_dodge)
     vx = _drift(ps._replace(speed_x=vx), pad, T, air_ok & ~hanging & ~takeoff)
     vx = torch.where(hanging | aimed, 0.0, vx)
     # Vertical: gravity to terminal speed, or the fast-fall speed; none while a move stalls or rises.
     vy = torch.where(ground | stall | own_y | aimed, 0.0, torch.maximum(ps.speed_y - A.gravity, -A.terminal_velocity))
     vy = torch.where(takeoff, ps.speed_y, vy)
     # An air dodge slows by ftCommonData x33C (0.9) a frame, both ways, with no gravity (ftCo_EscapeAir_Phys), until
-    # its animation script turns normal fall physics on: from frame 30 (measured on slippi-js's replays: Fox n 3,
-    # Marth n 4; the script is not in the sources here).
+    # its animation script turns normal fall physics on (ft_80084DB0: fast fall, gravity, drift): from frame 30
+    # (AIRDODGE_DECAY_FRAMES, measured).
     dodging = ~ground & (r == slot_row(T, Slot.AIRDODGE)) & (ps.action_frame <= AIRDODGE_DECAY_FRAMES)
     vy = torch.where(dodging, ps.speed_y * AIRDODGE_DECAY, vy)
     vx = torch.where(dodging, vx * AIRDODGE_DECAY, vx)
@@ -110,6 +113,11 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     dx = torch.where(live, vx - torch.where(ground, fs.gr_impulse, 0.0) + move_x + kx, 0.0)
     dy = torch.where(live & ~ground, vy + move_y + ky, 0.0)
     x0, y0 = ps.position_x, ps.position_y
+    # A wavedash straight out of the jump squat (an air dodge on the jump's first airborne frame that lands on it) moves
+    # only its character's measured share of the dodge's horizontal speed on that frame (fight/measured.py).
+    if took_off is not None:
+        squat_dodge = took_off & (r == slot_row(T, Slot.AIRDODGE)) & (y0 + dy <= 0)
+        dx = torch.where(squat_dodge, dx * A.squat_dodge_share, dx)
     x, y = x0 + dx, y0 + dy
     # Grounded moves and dodges stop at the ledge rather than carrying off stage.
     x = torch.where(ground & in_move, x.clamp(-edge, edge), x)
