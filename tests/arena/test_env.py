@@ -28,8 +28,8 @@ def _rollout(env: Arena, steps: int, action_seed: int) -> tuple[torch.Tensor, to
 
 @pytest.mark.slow
 def test_same_seed_and_actions_give_the_same_trajectory_at_b1_and_b1024():
-    small = _rollout(Arena(1, cpu_level=9, seed=3), 120, action_seed=5)
-    big = _rollout(Arena(1024, cpu_level=9, seed=3), 120, action_seed=5)
+    small = _rollout(Arena(1, cpu_level=9, seed=3), 40, action_seed=5)
+    big = _rollout(Arena(1024, cpu_level=9, seed=3), 40, action_seed=5)
     for a, b in zip(small, big):
         assert torch.equal(a, b)
     assert bool(small[2].any()), "the rollout should include at least one episode end (auto-reset)"

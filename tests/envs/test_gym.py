@@ -33,7 +33,7 @@ def _play(env: gymnasium.Env, seed: int, actions: list[int]) -> list[tuple]:
 @pytest.mark.slow
 def test_seeding_reproduces_an_episode_and_seeds_differ() -> None:
     env = gymnasium.make("MeleeAgent/Untouchable-v0", cpu_level=9)
-    actions = list(np.random.default_rng(0).integers(0, 5, 150))
+    actions = list(np.random.default_rng(0).integers(0, 5, 60))
     a, b = _play(env, 5, actions), _play(env, 5, actions)
     assert a == b
     assert _play(env, 6, actions) != a
@@ -112,11 +112,11 @@ def test_sb3_dqn_trains_on_the_untouchable_env(tmp_path, monkeypatch) -> None:
 
     monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))  # where SB3's own logger would make its folder
     env = gymnasium.make("MeleeAgent/Untouchable-v0")
-    model = quiet_dqn(env, learning_starts=100, train_freq=4, buffer_size=5_000, batch_size=32,
+    model = quiet_dqn(env, learning_starts=50, train_freq=4, buffer_size=5_000, batch_size=32,
                       target_update_interval=200, policy_kwargs={"net_arch": [64]}, seed=0, device="cpu")
     before = [p.detach().clone() for p in model.q_net.parameters()]
-    model.learn(total_timesteps=400)
-    assert model.num_timesteps >= 400 and model._n_updates > 0
+    model.learn(total_timesteps=200)
+    assert model.num_timesteps >= 200 and model._n_updates > 0
     assert not (tmp_path / "sb3").exists()
     assert any(not np.allclose(b.numpy(), p.detach().numpy()) for b, p in zip(before, model.q_net.parameters()))
     action, _ = model.predict(env.reset(seed=0)[0], deterministic=True)
