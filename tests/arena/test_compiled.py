@@ -84,6 +84,7 @@ def test_compiled_arena_states_stay_in_bounds():
     assert (env.state.players.stock[:, AGENT] >= 1).all() and (env.state.players.stock[:, CPU] >= 1).all()
 
 
+@pytest.mark.slow
 def test_env_compile_setting_reaches_the_arena():
     from melee_agent.config import ConfigError, load_config  # noqa: PLC0415
     from melee_agent.envs.make import make_env  # noqa: PLC0415

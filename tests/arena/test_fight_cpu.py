@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from melee.enums import Action
 
@@ -11,6 +12,7 @@ from melee_agent.arena.fight.moves import Slot
 from tests.fight_kit import AGENT, CPU, EDGE, fight, place, slot_of
 
 
+@pytest.mark.slow
 def test_the_level_9_cpu_recovers_from_off_stage():
     n = 8
     env = fight(n, level=9, action_set="untouchable")

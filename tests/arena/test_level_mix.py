@@ -52,6 +52,7 @@ def test_each_environment_plays_the_level_it_drew():
     assert hit_mixed[:, drawn == 9].any(0).float().mean() > hit_mixed[:, drawn == 2].any(0).float().mean()
 
 
+@pytest.mark.slow
 def test_one_level_given_as_a_list_plays_the_same_games():
     actions = torch.zeros(200, 8, dtype=torch.long)
     actions[::30] = 3
@@ -61,6 +62,7 @@ def test_one_level_given_as_a_list_plays_the_same_games():
     assert a.cpu_level == 7 and b.cpu_level == (7,)
 
 
+@pytest.mark.slow
 def test_levels_are_drawn_again_at_every_reset_with_the_weights():
     env = Arena(64, cpu_level=[1, 4, 9], level_weights=[1.0, 0.0, 3.0], seed=5, max_frames=30)
     env.reset()

@@ -31,6 +31,7 @@ def mirrored_start(env: Arena) -> torch.Tensor:
     return env.observe()
 
 
+@pytest.mark.slow
 def test_port_view_swaps_the_halves_and_keeps_each_ports_previous_action():
     env = Arena(3, game="fight", characters=("marth", "fox"), seed=2)
     env.set_opponents(Opponents.split([FIGHTER], 3, env))

@@ -161,6 +161,7 @@ def test_dolphin_fight_clock_counts_from_go_and_ends_the_game():
 
 # --- DolphinEnv: one episode per game ---
 
+@pytest.mark.slow
 def test_dolphin_fight_env_plays_a_whole_game_as_one_episode_and_reports_it_as_the_arena_does():
     env, states = file_env(replay_path(WHOLE_GAME))
     a, o = env.rules.agent_port, env.rules.opponent_port

@@ -38,6 +38,7 @@ def play_all(env: DolphinEnv, actions) -> list[tuple]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", READABLE_REPLAYS)
 def test_dolphin_loop_states_hits_and_rewards_match_the_recorded_game(name):
     path = replay_path(name)
@@ -116,6 +117,7 @@ def test_dolphin_loop_plays_each_macro_frame_into_the_controller():
     assert [s[4]["frames"].item() for s in steps[1:6]] == [22, 1, 32, 1, 6]
 
 
+@pytest.mark.slow
 def test_dolphin_loop_damage_reward_and_stock_counts_follow_libmelee():
     path = replay_path("pyslippi_game.slp")
     env, states = replay_env(path, reward="damage", max_frames=10**9)

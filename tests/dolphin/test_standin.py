@@ -171,6 +171,7 @@ def test_dolphin_a_wrong_game_that_will_not_quit_is_restarted_and_wrong_games_in
             env.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batches", ["menu_first", "frame_first"])
 def test_dolphin_sudden_death_is_the_end_of_the_game_it_follows(tmp_path, batches):
     # At time with stocks tied Melee plays sudden death, which libmelee reads either as a menu it

@@ -178,6 +178,7 @@ def test_double_jump_backward_by_the_stick() -> None:
     assert Action(int(play(a, [stick(0.6, x=True)])[0]["action"])) == Action.JUMPING_ARIAL_FORWARD
 
 
+@pytest.mark.slow
 @needs_replays
 def test_crouch_landing_and_back_double_jump_stretches_follow_the_replays() -> None:
     # Stretches of ../shared/replays that show them: Marth lands, crouches, rises (pyslippi_game 3563); Fox's long

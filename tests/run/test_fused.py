@@ -88,6 +88,7 @@ def test_fused_rows_equal_the_worker_paths_from_the_same_seed_and_actions(tmp_pa
         assert torch.allclose(got, td_priorities(model, fused_rows), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_fused_training_learns_publishes_and_checkpoints(tmp_path):
     cfg = load_config("small", ["manager.burn_in=200", "fused.envs=8", "fused.replay_ratio=4",
                                 "manager.checkpoint_every=40", "manager.publish_every=20"])

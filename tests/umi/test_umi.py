@@ -66,6 +66,7 @@ def games() -> dict:
     return {name: read_gamestates(replay_path(name)) for name in READABLE_REPLAYS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", READABLE_REPLAYS)
 def test_replay_frames_give_the_same_27_floats_as_libmelee(games, name):
     states = games[name]

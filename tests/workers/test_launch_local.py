@@ -41,6 +41,7 @@ def _poll_until(fleet, seconds):
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_worker_that_keeps_dying_at_start_stops_the_fleet_with_its_log(tmp_path):
     # A config no worker can load: every worker exits at once, with the reason in its log.
     fleet = LocalFleet("http://127.0.0.1:9", 1, ["--config", "no-such-config"], log_dir=tmp_path,
@@ -57,6 +58,7 @@ def test_a_worker_that_keeps_dying_at_start_stops_the_fleet_with_its_log(tmp_pat
     assert "no-such-config" in msg and str(tmp_path / "worker-0.log") in msg
 
 
+@pytest.mark.slow
 def test_deaths_after_a_long_life_are_restarted_for_ever(tmp_path):
     # quick_seconds = 0: no death counts as a quick one, so the same crashing worker is restarted on.
     fleet = LocalFleet("http://127.0.0.1:9", 1, ["--config", "no-such-config"], log_dir=tmp_path,
