@@ -8,7 +8,10 @@ SmashWiki "Perfect shield".
 
 One figure needs a situation the scenarios seldom make: a Fox jab meeting Marth's shield on each of its first
 eight frames (:func:`perfect_shield_probe`): whether the hit is perfect-shielded, the frames from the end of
-hitlag and shieldstun to Marth's counterattack (his shield grab's first frame), and whether it held Fox.
+hitlag and shieldstun to Marth's counterattack (his shield grab's first frame; 0 is the frame he can act), and
+whether it held Fox. The jab is one frame in, its first hitbox out short of the shield, so the CPU sees it coming
+and keeps its shield up ([D] ``ftCo_800BB104``, ``ftCo_800B9F90``); a jab still in its startup is no threat the
+CPU can see, and a level-9 Marth in shield with Fox within reach shield-grabs at once instead.
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ from melee_agent.arena.fight.moves import Slot, row
 
 SHIELD = float(Action.SHIELD.value)
 PROBE_SHIELD_FRAMES = 8  # the shield frames the probe's jab meets: 1..8
+PROBE_AWAY = 15.0  # Fox's jab: its first hitbox (9.5 forward) falls short of a shield this far, its second reaches it
 #: ftCo_800B63D8: the wait before a chosen attack per level 1-9 (min, max frames).
 SOURCE_WAIT = {1: (5, 39), 2: (5, 34), 3: (5, 29), 4: (0, 24), 5: (0, 19), 6: (0, 14), 7: (0, 9), 8: (0, 4), 9: (0, 0)}
 
 
 def perfect_shield_probe(cpu: str, level: int, device: str | torch.device = "cpu") -> dict[str, Any]:
-    """A Fox jab (its first frame, 10 from Marth) meets Marth's shield on shield frame k = 1..8 (one game each)."""
+    """A Fox jab (one frame in, 15 from Marth) meets Marth's shield on shield frame k = 1..8 (one game each)."""
     n = PROBE_SHIELD_FRAMES
     env = Arena(n, cpu_level=level, seed=0, game="fight", cpu=cpu, device=device, action_set="basic")
     env.reset()
@@ -40,10 +44,10 @@ def perfect_shield_probe(cpu: str, level: int, device: str | torch.device = "cpu
     r = row(AGENT, Slot.JAB1)
     base = dict(position_y=0.0, on_ground=1.0, speed_x=0.0, speed_y=0.0, percent=0.0, jumps_left=2.0,
                 invulnerability_left=0.0)
-    env.state = with_player(env.state, AGENT, **base, position_x=0.0, facing=1.0, move=float(r), action_frame=1.0,
-                            action=float(T.action[r]), busy_left=float(T.length[r]) - 1.0)
+    env.state = with_player(env.state, AGENT, **base, position_x=0.0, facing=1.0, move=float(r), action_frame=2.0,
+                            action=float(T.action[r]), busy_left=float(T.length[r]) - 2.0)
     k = torch.arange(n, dtype=torch.float32, device=env.device)  # shield frame k + 1 when the jab meets it
-    env.state = with_player(env.state, CPU, **base, busy_left=0.0, position_x=10.0, facing=-1.0, move=-1.0,
+    env.state = with_player(env.state, CPU, **base, busy_left=0.0, position_x=PROBE_AWAY, facing=-1.0, move=-1.0,
                             action=SHIELD, action_frame=k)
     z, no = torch.zeros(n, device=env.device), torch.zeros(n, dtype=torch.bool, device=env.device)
     before = env.state.players.shield_strength[:, CPU].clone()
@@ -80,7 +84,7 @@ def beside_sources(doc: dict[str, Any], probe: dict[str, Any]) -> list[dict[str,
     pf = [f for f, p in probe["perfect_by_shield_frame"].items() if p]
     window = f"frames {min(pf)}-{max(pf)}" if pf else "none"
     pun = probe["punish_frames"]
-    punish = (f"shield grab {min(pun):.0f}-{max(pun):.0f} frames after shieldstun, Fox held in "
+    punish = (f"shield grab {min(pun):.0f}-{max(pun):.0f} frames after the first frame he can act, Fox held in "
               f"{probe['punished']}/{probe['of']}"
               if pun else f"none ({probe['of']} tries)")
     w = doc.get("attack_wait_frames", {"count": 0})

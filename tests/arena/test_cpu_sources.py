@@ -12,7 +12,7 @@ def test_the_probe_finds_the_perfect_shield_window_and_the_counterattack():
     # Marth then shield-grabs as soon as he can act ([W-AI]); the designed CPU's fights have no perfect shield.
     p = cpu_sources.perfect_shield_probe("melee", 9)
     assert [f for f, ok in p["perfect_by_shield_frame"].items() if ok] == [1, 2, 3, 4]
-    assert p["punished"] == p["of"] and max(p["punish_frames"]) <= 1.0, p
+    assert p["punished"] == p["of"] and p["punish_frames"] == [0.0] * p["of"], p  # the first frame he can act
     d = cpu_sources.perfect_shield_probe("designed", 9)
     assert not any(d["perfect_by_shield_frame"].values())
 

@@ -54,7 +54,8 @@ Each frame, in the dispatcher's order of precedence ([D ftCo_0A01.c, the functio
    first active frame, one is drawn by weight; against a shielding agent at levels 6-9 the anti-shield
    list (guess: grab) is used first [D ftCo_800B8A9C, ``x10`` list]. Then the CPU waits a random
    ``ftCo_800B63D8`` time (level 1: 5-39 frames ... level 8: 0-4, level 9: none) and plays the move
-   whatever the agent did meanwhile (its follow-through). A or Z in shield is a shield grab (as in Melee),
+   whatever the agent did meanwhile (its follow-through); with no wait the press is on the decision frame
+   itself (the script is run the frame it is written: ``ftCo_800B3900``). A or Z in shield is a shield grab (as in Melee),
    so an attack chosen out of shield is the counterattack out of a (perfect) shield. Aerials only when
    already airborne near the agent at level >= 4 [D ftCo_800B89CC]; never a short-hop aerial.
 7. **moving** [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: turn toward the agent; then, more than
@@ -336,7 +337,11 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     wait = torch.where(choose | choose_air,
                        torch.floor(levels.wait_span[Li] * u_wait) + levels.wait_base[Li], wait)
     attacking = plan == ATTACK
-    fire = attacking & (timer >= 1) & (wait <= 0) & free
+    # The script runs on the frame it is written ([D ftCo_800B2790 then ftCo_800B3E04 in ftCo_800B3900; ftCo_800B49F4
+    # sets the duration to 1, which the interpreter counts down to 0 at once]): with no wait (level 9, or a draw of
+    # 0: WaitFor 0 leaves the duration 0 and the interpreter reads on) the button is pressed on the decision frame;
+    # a WaitFor w presses it w frames later.
+    fire = attacking & (wait <= 0) & free
     # Dash grab and dash attack keep the dash through the wait and the press (guess: the scripts are in PlCo.dat).
     keep_dash = dashing & ((act == float(Slot.GRAB)) | (act == float(Slot.DASH_ATTACK)))
     for s, (a, z, sx, sy) in PRESS.items():
