@@ -77,7 +77,31 @@ def perfect_shield_probe(cpu: str, level: int, device: str | torch.device = "cpu
             "of": n}
 
 
-def beside_sources(doc: dict[str, Any], probe: dict[str, Any]) -> list[dict[str, str]]:
+def di_probe(cpu: str, level: int, device: str | torch.device = "cpu") -> dict[str, Any]:
+    """Marth in hitstun (launched at 45 degrees) on each phase of the 120-frame cycle ``t mod 120`` = 0..119, one game
+    each: on how many phases the CPU holds the stick (DI). [D] ``ftCo_800AC5A0`` gates DI on ``t mod 120``, so the
+    scenarios' hitstun frames, which fall on the cycle unevenly, sample that share with a bias this probe has not."""
+    n = 120
+    env = Arena(n, cpu_level=level, seed=0, game="fight", cpu=cpu, device=device, action_set="basic")
+    env.reset()
+    # The frame function counts the frame up before the CPU reads it: env i plays phase i.
+    env.state = with_game(env.state, episode_frame=torch.arange(n, device=env.device, dtype=torch.float32) - 1.0)
+    env.state = with_player(env.state, CPU, position_x=0.0, position_y=30.0, on_ground=0.0, move=-1.0,
+                            hitstun_frames_left=20.0, invulnerability_left=0.0)
+    env.state = with_player(env.state, AGENT, position_x=-40.0, position_y=0.0, on_ground=1.0, move=-1.0)
+    fs = env.state.fight
+    env.state = env.state._replace(fight=fs._replace(launch_angle=torch.full_like(fs.launch_angle, 45.0),
+                                                     launch_dir=torch.ones_like(fs.launch_dir),
+                                                     hitlag_left=torch.zeros_like(fs.hitlag_left)))
+    z, no = torch.zeros(n, device=env.device), torch.zeros(n, dtype=torch.bool, device=env.device)
+    c = env._consts
+    with torch.inference_mode():
+        _, pad = fight_frame_fox(env.state, (no, no, no, no, no, z, z), c.fight, c.seed, c.spawn_x)
+    held = (pad.sx[:, CPU] != 0) | (pad.sy[:, CPU] != 0)
+    return {"phases_with_di": int(held.sum()), "of": n}
+
+
+def beside_sources(doc: dict[str, Any], probe: dict[str, Any], di: dict[str, Any] | None = None) -> list[dict[str, str]]:
     """Rows of (behaviour, source, the source's figure, the arena's figure) for one report and its probe."""
     sh, L = doc["shares"], int(doc["level"])
     pct = lambda keys: f"{100 * sum(sh[k] for k in keys):.1f}% of starts"  # noqa: E731
@@ -95,9 +119,22 @@ def beside_sources(doc: dict[str, Any], probe: dict[str, Any]) -> list[dict[str,
     angle = f"{ang['min']:.1f}-{ang['max']:.1f} deg (n={ang['count']})" if ang["count"] else "- (no up-B)"
     off = doc["scenarios"].get("fox_offstage")
     di_share = doc["di_frames"] / doc["hitstun_frames"] if doc["hitstun_frames"] else None
+    di_play = f"{di_share:.0%} of {doc['hitstun_frames']} hitstun frames in play" if di_share is not None else "-"
+    if di is not None:
+        di_play = f"{di['phases_with_di']}/{di['of']} phases = {di['phases_with_di'] / di['of']:.1%} (probe); {di_play}"
+    ranked = sorted(((v, k) for k, v in sh.items() if v > 0), reverse=True)[:4]
+    first = ", ".join(f"{k} {100 * v:.1f}%" for v, k in ranked) or "-"
+    hits, pfs = doc.get("shield_hits", 0), doc.get("perfect_shields", 0)
+    if "shield_hits" not in doc:  # a report document sums them over its scenarios
+        hits = sum(sc["shield_hits"] for sc in doc["scenarios"].values())
+        pfs = sum(sc["perfect_shields"] for sc in doc["scenarios"].values())
     rows = [
         ("perfect shield (a hit on the shield's first frames)", "[W-PS]", "about 4 frames", window),
+        ("perfect shields in play (the scenarios' hits on Marth's shield)", "[W-PS], [W-AI]",
+         "no Melee rate (level 9's perfect shields on almost any attack: said of Brawl)",
+         f"{pfs} of {hits} shield hits"),
         ("counterattack out of shield", "[W-AI]", "the frame it can act", punish),
+        ("the most frequent choices", "[W-flaws]", "jab and dash grab first", first),
         ("jab, grab, dash grab", "[W-flaws]", "mostly", pct(("jab", "grab", "dash_grab"))),
         ("tilts", "[W-flaws]", "seldom", pct(("ftilt", "utilt", "dtilt"))),
         ("smashes", "[W-flaws]", "seldom", pct(("fsmash", "usmash", "dsmash"))),
@@ -107,7 +144,7 @@ def beside_sources(doc: dict[str, Any], probe: dict[str, Any]) -> list[dict[str,
          f"{doc['ground_jumps']} jumps"),
         ("wait from choosing an attack to playing it", "[D] ftCo_800B63D8", f"{lo}-{hi} frames", wait),
         ("DI in hitstun (stick held)", "[D] ftCo_800AC5A0", f"(12 L - 1)/120 of frames = {(12 * L - 1) / 120:.0%}"
-         if L > 0 else "none", f"{di_share:.0%} of {doc['hitstun_frames']} frames" if di_share is not None else "-"),
+         if L > 0 else "none", di_play),
         ("up-B angle", "[D] ftCo_CpuRecoverDiagonally", "45 deg (stick 88, 88)", angle),
         ("recovery by side-B or air dodge", "[W-flaws]", "never",
          f"{rec['side_b'] + rec['air_dodge']}" if rec else "-"),

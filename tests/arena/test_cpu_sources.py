@@ -17,15 +17,23 @@ def test_the_probe_finds_the_perfect_shield_window_and_the_counterattack():
     assert not any(d["perfect_by_shield_frame"].values())
 
 
+@pytest.mark.parametrize("level", [1, 5, 9])
+def test_the_di_probe_finds_the_documented_share_of_the_120_frame_cycle(level):
+    # [D ftCo_800AC5A0]: DI on the frames with (t mod 120) > 120 - 12 L: 12 L - 1 of the 120 phases.
+    p = cpu_sources.di_probe("melee", level)
+    assert p == {"phases_with_di": 12 * level - 1, "of": 120}
+
+
 @pytest.mark.slow
 def test_every_named_behaviour_has_a_row_with_the_arenas_figure():
     doc = cpu_report.report("melee", 9, envs=2, frames=60, scenarios=("standing", "recovery"))
-    rows = cpu_sources.beside_sources(doc, cpu_sources.perfect_shield_probe("melee", 9))
+    rows = cpu_sources.beside_sources(doc, cpu_sources.perfect_shield_probe("melee", 9), cpu_sources.di_probe("melee", 9))
     names = " ".join(r["behaviour"] for r in rows)
-    for named in ("perfect shield", "counterattack", "jab, grab, dash grab", "aerials", "wavedash", "up-B angle",
-                  "charged smash", "edgehogs"):
+    for named in ("perfect shield", "perfect shields in play", "counterattack", "most frequent choices",
+                  "jab, grab, dash grab", "aerials", "wavedash", "up-B angle", "charged smash", "edgehogs"):
         assert named in names, named
     by = {r["behaviour"]: r for r in rows}
     assert by["perfect shield (a hit on the shield's first frames)"]["arena"] == "frames 1-4"
     assert by["wait from choosing an attack to playing it"]["source_figure"] == "0-0 frames"
+    assert by["DI in hitstun (stick held)"]["arena"].startswith("107/120 phases")
     assert "| behaviour |" in cpu_sources.format_rows(rows)
