@@ -393,3 +393,33 @@ def test_with_fox_off_stage_it_stays_on_the_stage_no_edgeguard_no_edgehog():
             env.state = res.state
             assert (env.state.players.position_x[:, CPU].abs() <= EDGE).all(), i
             assert (rows_of(env.state.players.move)[:, CPU] != row(CPU, Slot.LEDGE_HANG)).all(), i
+
+
+@pytest.mark.slow
+def test_it_dashes_in_to_dash_grab_jabs_a_standing_fox_and_grabs_only_a_shielding_one():
+    # [W-flaws]: CPUs approach "to then spam their neutral attack and dash grabs when close"; with the player close
+    # and still they "only spam their jabs, grabbing only if the player shields" (the guessed list: melee_cpu.DASH_ENTRIES;
+    # the anti-shield list at levels 6-9 [D ftCo_800B8A9C]). Level 9, 8 games each: Fox standing 80 away, standing
+    # 14 away, shielding 14 away; the first attack Marth starts.
+    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
+    n = 8
+    env = fight(3 * n, level=9, cpu="melee")
+    env.state = with_game(env.state, episode_frame=0.0)
+    shield = torch.tensor([False] * (2 * n) + [True] * n)
+    place(env, AGENT, position_x=-40.0, facing=1.0, action=torch.where(shield, SHIELD, float(Action.STANDING.value)),
+          action_frame=10.0)  # the shielding Fox's shield up already
+    place(env, CPU, position_x=torch.tensor([40.0] * n + [-26.0] * (2 * n)), facing=-1.0)
+    c = env._consts
+    z, no = torch.zeros(3 * n), torch.zeros(3 * n, dtype=torch.bool)
+    first = torch.full((3 * n,), -1.0)
+    with torch.inference_mode():
+        for _ in range(90):
+            res, _ = fight_frame_fox(env.state, (no, no, no, no, shield, z, z), c.fight, c.seed, c.spawn_x)
+            env.state = res.state
+            m = env.state.players.move
+            slot = torch.where(m[:, CPU] >= 0, rows_of(m)[:, CPU] - row(CPU, 0), -1)
+            first = torch.where((first < 0) & (slot >= 0), slot.float(), first)
+    far, close, shielded = first[:n].tolist(), first[n:2 * n].tolist(), first[2 * n:].tolist()
+    assert far == [float(Slot.DASH_GRAB)] * n, far
+    assert close == [float(Slot.JAB1)] * n, close
+    assert shielded == [float(Slot.GRAB)] * n, shielded

@@ -126,14 +126,22 @@ BODY_HALF_WIDTH = 4.0  # guess: the agent's half width (x55C/x560) added to a mo
 #: decompiled.
 GROUND_LIST = ((Slot.JAB1, 4.0, -10.0, 14.0, 1), (Slot.GRAB, 3.0, -10.0, 12.0, 1), (Slot.FTILT, 0.6, -10.0, 16.0, 6),
                (Slot.DTILT, 0.5, -10.0, 8.0, 6), (Slot.UTILT, 0.4, 8.0, 30.0, 6), (Slot.FSMASH, 0.4, -10.0, 16.0, 40),
-               (Slot.USMASH, 0.2, 6.0, 30.0, 20), (Slot.DSMASH, 0.2, -10.0, 8.0, 20),
-               (Slot.DASH_ATTACK, 0.5, -10.0, 12.0, 2))
+               (Slot.USMASH, 0.2, 6.0, 30.0, 20), (Slot.DSMASH, 0.2, -10.0, 8.0, 20))
+#: Guess, shaped by [W-flaws] ("constantly approaching to then spam their neutral attack and dash grabs when close";
+#: with the player very close and still, "only spam their jabs, grabbing only if the player shields"; no dash attack
+#: named): a dashing or running Marth looks only at the grab (Z while dashing is a dash grab); the other entries wait
+#: until he stands; standing, he grabs only a shielding agent (the anti-shield list, levels 6-9), and the list has no
+#: dash attack. Before,
+#: with a dash attack entry (weight 0.5) and the jab looked at while dashing (A while dashing is a dash attack), the
+#: level-9 CPU dashing in met the agent first with the dash attack's reach predicted 12 frames ahead, or the jab's
+#: (26, against the grab's 19): no dash grab at all and a dash attack in 18% of its starts (cpu-report, docs/cpu.md).
+DASH_ENTRIES = (Slot.GRAB,)
 #: Marth's air list (guess): by where the agent is.
 AIR_LIST = ((Slot.NAIR, 1.0), (Slot.FAIR, 1.0), (Slot.UAIR, 1.0), (Slot.DAIR, 0.5), (Slot.BAIR, 0.5))
 # The controller for each attack: (a, z, sx in facing units, sy).
 PRESS = {Slot.JAB1: (1, 0, 0.0, 0.0), Slot.GRAB: (0, 1, 0.0, 0.0), Slot.FTILT: (1, 0, 0.5, 0.0),
          Slot.DTILT: (1, 0, 0.0, -0.5), Slot.UTILT: (1, 0, 0.0, 0.5), Slot.FSMASH: (1, 0, 1.0, 0.0),
-         Slot.USMASH: (1, 0, 0.0, 1.0), Slot.DSMASH: (1, 0, 0.0, -1.0), Slot.DASH_ATTACK: (1, 0, 0.0, 0.0),
+         Slot.USMASH: (1, 0, 0.0, 1.0), Slot.DSMASH: (1, 0, 0.0, -1.0),
          Slot.NAIR: (1, 0, 0.0, 0.0), Slot.FAIR: (1, 0, 1.0, 0.0), Slot.BAIR: (1, 0, -1.0, 0.0),
          Slot.UAIR: (1, 0, 0.0, 1.0), Slot.DAIR: (1, 0, 0.0, -1.0)}
 N_DRAWS = 12 + len(GROUND_LIST) + len(AIR_LIST)
@@ -315,10 +323,13 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
         ok = (rel * facing >= -BODY_HALF_WIDTH) & (rel * facing <= reach) & (dy >= lo) & (dy <= hi)
         if every > 1:
             ok = ok & (torch.remainder(t, float(every)) == 0)
-        if s == Slot.DASH_ATTACK:
-            ok = ok & dashing
-        if s == Slot.GRAB:  # the anti-shield list at levels 6-9: grab (guess for Marth's x10 list)
-            w_eff = torch.where(shielding_agent & (L > 5), 100.0, w)
+        anti_shield = shielding_agent & (L > 5)  # [D ftCo_800B8A9C]: the x10 list at levels 6-9 (guess: the grab)
+        if s in DASH_ENTRIES:  # guess: the grab only dashing (a dash grab) or against a shield (see DASH_ENTRIES)
+            ok = ok & (dashing | anti_shield)
+        else:
+            ok = ok & ~dashing
+        if s == Slot.GRAB:
+            w_eff = torch.where(anti_shield, 100.0, w)
         else:
             w_eff = torch.full_like(mx, w)
         weight = torch.where(ok, w_eff * (1e-3 + u[u_pick0 + k]), 0.0)
@@ -342,14 +353,14 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     # 0: WaitFor 0 leaves the duration 0 and the interpreter reads on) the button is pressed on the decision frame;
     # a WaitFor w presses it w frames later.
     fire = attacking & (wait <= 0) & free
-    # Dash grab and dash attack keep the dash through the wait and the press (guess: the scripts are in PlCo.dat).
-    keep_dash = dashing & ((act == float(Slot.GRAB)) | (act == float(Slot.DASH_ATTACK)))
+    # The dash grab keeps the dash through the wait and the press (guess: the scripts are in PlCo.dat).
+    keep_dash = dashing & (act == float(Slot.GRAB))
     for s, (a, z, sx, sy) in PRESS.items():
         m = fire & (act == float(s))
         kw = {}
         if sx != 0.0:
             kw["sx"] = facing * sx
-        elif s in (Slot.GRAB, Slot.DASH_ATTACK):
+        elif s == Slot.GRAB:
             kw["sx"] = torch.where(keep_dash, facing, 0.0)
         if sy != 0.0:
             kw["sy"] = one * sy
