@@ -37,3 +37,13 @@ def test_every_named_behaviour_has_a_row_with_the_arenas_figure():
     assert by["wait from choosing an attack to playing it"]["source_figure"] == "0-0 frames"
     assert by["DI in hitstun (stick held)"]["arena"].startswith("107/120 phases")
     assert "| behaviour |" in cpu_sources.format_rows(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level,most", [(9, 0.0), (5, 19.0)])
+def test_the_measured_wait_before_an_attack_stays_in_the_sources_range(level, most):
+    # [D ftCo_800B63D8]: int(span x u) + base frames, level 5: 0-19, level 9: none -- a choice with no wait is pressed
+    # on its decision frame (the report counts it as 0, not as missing).
+    doc = cpu_report.report("melee", level, envs=4, frames=200, scenarios=("standing",))
+    w = doc["attack_wait_frames"]
+    assert w["count"] > 0 and w["min"] >= 0.0 and w["max"] <= most, w
