@@ -50,6 +50,9 @@ CHOICE_SLOTS = {
 CHOICES = tuple(CHOICE_SLOTS) + ("shield",)
 THROW_SLOTS = {"fthrow": Slot.FTHROW, "bthrow": Slot.BTHROW, "uthrow": Slot.UTHROW, "dthrow": Slot.DTHROW,
                "pummel": Slot.PUMMEL}
+#: The moves the melee CPU's attack lists press (a jab pressed in shield starts a grab; Z dashing, a dash grab).
+ATTACK_SLOTS = (Slot.JAB1, Slot.FTILT, Slot.UTILT, Slot.DTILT, Slot.FSMASH, Slot.USMASH, Slot.DSMASH, Slot.GRAB,
+                Slot.DASH_GRAB, Slot.NAIR, Slot.FAIR, Slot.BAIR, Slot.UAIR, Slot.DAIR)
 DEFENSIVE = (Slot.SPOT_DODGE, Slot.ROLL_FORWARD, Slot.ROLL_BACKWARD, Slot.AIRDODGE)
 FOX_ATTACKS = ((0.0, 0.0), (0.5, 0.0), (1.0, 0.0), (0.0, -0.5), (0.0, 1.0))  # jab, ftilt, fsmash, dtilt, usmash
 RECOVERY_SPOTS = ((30.0, 10.0), (50.0, -30.0), (70.0, -10.0), (25.0, -55.0))
@@ -158,11 +161,15 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
             stunned = (prev.hitstun_frames_left[:, CPU] > 0) & (prev_lag <= 0)
             stun_frames += int(stunned.sum())
             di_frames += int((stunned & ((pad.sx[:, CPU] != 0) | (pad.sy[:, CPU] != 0))).sum())
-            if cpu == "melee":
-                chose = (fs.cpu_plan == ATTACK) & (prev_plan != ATTACK)
-                waits += fs.cpu_wait[chose].tolist()
             slot = slot_of(ps, CPU)
             started = (slot >= 0) & (ps.action_frame[:, CPU] == 1) & ((slot != prev_slot) | (prev.action_frame[:, CPU] != 1))
+            if cpu == "melee":
+                # A choice with a wait leaves its plan set (the wait in cpu_wait); one with none is pressed on the
+                # decision frame itself, so the plan is already spent: an attack started with no plan before it.
+                chose = (fs.cpu_plan == ATTACK) & (prev_plan != ATTACK)
+                waits += fs.cpu_wait[chose].tolist()
+                at_once = started & (prev_plan != ATTACK) & sum((slot == s) for s in ATTACK_SLOTS).bool()
+                waits += [0.0] * int(at_once.sum())
             for name, slots in CHOICE_SLOTS.items():
                 counts[name] += int(sum(int((started & (slot == s)).sum()) for s in slots))
             for name, s in THROW_SLOTS.items():

@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     doc = cpu_report.report(args.cpu, args.level, envs=args.envs, frames=args.frames, seed=args.seed,
                             device=args.device)
     doc["perfect_shield_probe"] = cpu_sources.perfect_shield_probe(args.cpu, args.level, device=args.device)
-    doc["beside_sources"] = cpu_sources.beside_sources(doc, doc["perfect_shield_probe"])
+    doc["di_probe"] = cpu_sources.di_probe(args.cpu, args.level, device=args.device)
+    doc["beside_sources"] = cpu_sources.beside_sources(doc, doc["perfect_shield_probe"], doc["di_probe"])
     print(cpu_report.format_table(doc))
     print("\nbeside the sources:")
     print(cpu_sources.format_rows(doc["beside_sources"]))

@@ -12,20 +12,38 @@ def test_the_probe_finds_the_perfect_shield_window_and_the_counterattack():
     # Marth then shield-grabs as soon as he can act ([W-AI]); the designed CPU's fights have no perfect shield.
     p = cpu_sources.perfect_shield_probe("melee", 9)
     assert [f for f, ok in p["perfect_by_shield_frame"].items() if ok] == [1, 2, 3, 4]
-    assert p["punished"] == p["of"] and max(p["punish_frames"]) <= 1.0, p
+    assert p["punished"] == p["of"] and p["punish_frames"] == [0.0] * p["of"], p  # the first frame he can act
     d = cpu_sources.perfect_shield_probe("designed", 9)
     assert not any(d["perfect_by_shield_frame"].values())
+
+
+@pytest.mark.parametrize("level", [1, 5, 9])
+def test_the_di_probe_finds_the_documented_share_of_the_120_frame_cycle(level):
+    # [D ftCo_800AC5A0]: DI on the frames with (t mod 120) > 120 - 12 L: 12 L - 1 of the 120 phases.
+    p = cpu_sources.di_probe("melee", level)
+    assert p == {"phases_with_di": 12 * level - 1, "of": 120}
 
 
 @pytest.mark.slow
 def test_every_named_behaviour_has_a_row_with_the_arenas_figure():
     doc = cpu_report.report("melee", 9, envs=2, frames=60, scenarios=("standing", "recovery"))
-    rows = cpu_sources.beside_sources(doc, cpu_sources.perfect_shield_probe("melee", 9))
+    rows = cpu_sources.beside_sources(doc, cpu_sources.perfect_shield_probe("melee", 9), cpu_sources.di_probe("melee", 9))
     names = " ".join(r["behaviour"] for r in rows)
-    for named in ("perfect shield", "counterattack", "jab, grab, dash grab", "aerials", "wavedash", "up-B angle",
-                  "charged smash", "edgehogs"):
+    for named in ("perfect shield", "perfect shields in play", "counterattack", "most frequent choices",
+                  "jab, grab, dash grab", "aerials", "wavedash", "up-B angle", "charged smash", "edgehogs"):
         assert named in names, named
     by = {r["behaviour"]: r for r in rows}
     assert by["perfect shield (a hit on the shield's first frames)"]["arena"] == "frames 1-4"
     assert by["wait from choosing an attack to playing it"]["source_figure"] == "0-0 frames"
+    assert by["DI in hitstun (stick held)"]["arena"].startswith("107/120 phases")
     assert "| behaviour |" in cpu_sources.format_rows(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level,most", [(9, 0.0), (5, 19.0)])
+def test_the_measured_wait_before_an_attack_stays_in_the_sources_range(level, most):
+    # [D ftCo_800B63D8]: int(span x u) + base frames, level 5: 0-19, level 9: none -- a choice with no wait is pressed
+    # on its decision frame (the report counts it as 0, not as missing).
+    doc = cpu_report.report("melee", level, envs=4, frames=200, scenarios=("standing",))
+    w = doc["attack_wait_frames"]
+    assert w["count"] > 0 and w["min"] >= 0.0 and w["max"] <= most, w

@@ -112,7 +112,7 @@ def test_out_of_shield_level_9_counterattacks_at_once_with_a_shield_grab():
             break
         assert bool(d.pad.shield[0])  # the shield stays up while the script waits
         env.state = count_down(env.state._replace(fight=d.fight))[0]
-    assert pressed == 1  # the decision frame, then the press
+    assert pressed == 0  # pressed on the decision frame: the script runs the frame it is written [D ftCo_800B3900]
 
 
 def test_level_9_attacks_sooner_than_level_1():
@@ -289,30 +289,74 @@ def test_within_reach_of_the_dash_band_the_stick_walks_up_by_the_levels_step():
     assert 70.0 <= top <= 72.0 + 1e-3, top  # walks: never the dash's 127
 
 
-def test_a_jab_on_a_level_9_shields_first_frame_is_perfect_shielded_then_punished_with_a_grab():
-    # The issue's scripted situation, the whole frame function playing Marth: Fox's jab meets a level-9 Marth's shield
-    # on its first frame -> no shield damage ([W-PS]: a perfect shield); once shieldstun ends the attack list picks a
-    # move with no wait ([D ftCo_800B4AB0, ftCo_800B63D8]) and Z in shield is a grab: Fox ends up held.
+JAB_AWAY = 15.0  # Fox's jab: its first hitbox (frame 2, 9.5 forward) falls short of a shield this far; the next reaches
+
+
+def _jab_on_shield(n: int, shield_frame: torch.Tensor) -> Arena:
+    """Fox's jab one frame in (its first hitbox out short of Marth) beside a level-9 Marth whose shield is up, so that
+    the jab's next hitbox meets the shield on ``shield_frame`` ``[n]``."""
+    env = fight(n, level=9, cpu="melee")
+    env.state = with_game(env.state, episode_frame=60.0)  # any frame: level 9's defence gate is always open
+    _fox_in(env, Slot.JAB1, 2)
+    place(env, CPU, position_x=JAB_AWAY, facing=-1.0, action=SHIELD, action_frame=shield_frame - 1.0)
+    return env
+
+
+def _first_frame_marth_can_act(shield_frame: torch.Tensor, frames: int) -> torch.Tensor:
+    """``[n]``: the first frame at which a press of Z by Marth's own controller (the shield held until then) starts his
+    grab: env ``j`` of each shield frame presses on frame ``j`` only; the earliest press that starts it at once."""
+    from melee_agent.arena.fight.frame import count_down  # noqa: PLC0415
+    n = shield_frame.shape[0]
+    env = _jab_on_shield(n * frames, shield_frame.repeat_interleave(frames))
+    T, c = env._consts.fight.table, env._consts.fight
+    press_at = torch.arange(frames).repeat(n).float()
+    started = torch.full((n * frames,), -1.0)
+    for i in range(frames):
+        state, frozen = count_down(env.state)
+        p = pad(n * frames, marth={"shield": 1})
+        p = p._replace(z=torch.stack((torch.zeros(n * frames, dtype=torch.bool), press_at == i), 1))
+        env.state = play(state, p, frozen, T, env._consts.spawn_x, None, c.perfect_shield_frames).state
+        grab = rows_of(env.state.players.move)[:, CPU] == row(CPU, Slot.GRAB)
+        started = torch.where((started < 0) & grab, float(i), started)
+    works = (started == press_at) & (press_at > 0)  # frame 0 would grab before the jab lands: not out of shield
+    return torch.where(works, press_at, float(frames)).view(n, frames).min(1).values
+
+
+def test_a_jab_on_a_level_9_shield_is_perfect_on_its_first_4_frames_then_punished_the_first_frame_he_can_act():
+    # The issue's scripted situation, the whole frame function playing Marth. Fox's jab starts beside a level-9 Marth
+    # whose shield is up; its first hitbox, out a frame ago, falls short, so the CPU sees it ([D ftCo_800BB104]) and
+    # keeps its shield ([D ftCo_800B9F90]: PressR, at level 9 with no wait); the next hitbox meets the shield on its
+    # frame k = 1..8 (one game each): a perfect shield on frames 1-4 ([W-PS]: no shield damage), a normal one after.
+    # Then the attack list picks a move with no wait ([D ftCo_800B4AB0, ftCo_800B63D8]) and the script is pressed the
+    # frame it is written ([D ftCo_800B3900]), so Z in shield starts his grab on the first frame Marth's own controller
+    # could ([W-AI]: "counterattack the frame they can act"), and Fox ends up held.
     from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
-    env = fight(1, level=9, cpu="melee")
-    env.state = with_game(env.state, episode_frame=60.0)
-    _fox_in(env, Slot.JAB1, 1)
-    place(env, CPU, position_x=10.0, facing=-1.0, action=SHIELD, action_frame=0.0)
+    frames = 16
+    k = torch.arange(1.0, 9.0)
+    n = k.shape[0]
+    can_act = _first_frame_marth_can_act(k, frames)
+    assert ((can_act > 0) & (can_act < frames)).all(), can_act
+    env = _jab_on_shield(n, k)
     c = env._consts
-    z, no = torch.zeros(1), torch.zeros(1, dtype=torch.bool)
-    before = env.state.players.shield_strength[0, CPU].item()
-    held_at = None
+    z, no = torch.zeros(n), torch.zeros(n, dtype=torch.bool)
+    before = env.state.players.shield_strength[:, CPU].clone()
+    grab_at = torch.full((n,), -1.0)
+    held = torch.zeros(n, dtype=torch.bool)
     with torch.inference_mode():
-        for i in range(20):
+        for i in range(frames + 12):
             res, _ = fight_frame_fox(env.state, (no, no, no, no, no, z, z), c.fight, c.seed, c.spawn_x)
             env.state = res.state
-            if i == 0:
-                assert env.state.fight.hitlag_left[0, CPU] > 0  # the jab met the shield
-                assert before - env.state.players.shield_strength[0, CPU].item() < 1.0  # perfect: no damage
-            if rows_of(env.state.players.move)[0, CPU] == row(CPU, Slot.GRAB_HOLD):
-                held_at = i
-                break
-    assert held_at is not None and held_at <= 15, held_at
+            ps = env.state.players
+            if i == 0:  # the jab met the shield on frame k: hitlag, no damage, still shielding
+                assert (env.state.fight.hitlag_left[:, CPU] > 0).all() and (res.damage[:, CPU] == 0).all()
+                assert (ps.action[:, CPU] == SHIELD).all() and ps.action_frame[:, CPU].tolist() == k.tolist()
+                lost = before - ps.shield_strength[:, CPU]
+                assert (lost < 1.0).tolist() == [f <= 4 for f in range(1, 9)], lost  # under 1: the hold's own decay
+            m = rows_of(ps.move)[:, CPU]
+            grab_at = torch.where((grab_at < 0) & (m == row(CPU, Slot.GRAB)), float(i), grab_at)
+            held = held | (m == row(CPU, Slot.GRAB_HOLD))
+    assert grab_at.tolist() == can_act.tolist(), (grab_at, can_act)
+    assert held.all(), held
 
 
 @pytest.mark.slow
@@ -349,3 +393,33 @@ def test_with_fox_off_stage_it_stays_on_the_stage_no_edgeguard_no_edgehog():
             env.state = res.state
             assert (env.state.players.position_x[:, CPU].abs() <= EDGE).all(), i
             assert (rows_of(env.state.players.move)[:, CPU] != row(CPU, Slot.LEDGE_HANG)).all(), i
+
+
+@pytest.mark.slow
+def test_it_dashes_in_to_dash_grab_jabs_a_standing_fox_and_grabs_only_a_shielding_one():
+    # [W-flaws]: CPUs approach "to then spam their neutral attack and dash grabs when close"; with the player close
+    # and still they "only spam their jabs, grabbing only if the player shields" (the guessed list: melee_cpu.DASH_ENTRIES;
+    # the anti-shield list at levels 6-9 [D ftCo_800B8A9C]). Level 9, 8 games each: Fox standing 80 away, standing
+    # 14 away, shielding 14 away; the first attack Marth starts.
+    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
+    n = 8
+    env = fight(3 * n, level=9, cpu="melee")
+    env.state = with_game(env.state, episode_frame=0.0)
+    shield = torch.tensor([False] * (2 * n) + [True] * n)
+    place(env, AGENT, position_x=-40.0, facing=1.0, action=torch.where(shield, SHIELD, float(Action.STANDING.value)),
+          action_frame=10.0)  # the shielding Fox's shield up already
+    place(env, CPU, position_x=torch.tensor([40.0] * n + [-26.0] * (2 * n)), facing=-1.0)
+    c = env._consts
+    z, no = torch.zeros(3 * n), torch.zeros(3 * n, dtype=torch.bool)
+    first = torch.full((3 * n,), -1.0)
+    with torch.inference_mode():
+        for _ in range(90):
+            res, _ = fight_frame_fox(env.state, (no, no, no, no, shield, z, z), c.fight, c.seed, c.spawn_x)
+            env.state = res.state
+            m = env.state.players.move
+            slot = torch.where(m[:, CPU] >= 0, rows_of(m)[:, CPU] - row(CPU, 0), -1)
+            first = torch.where((first < 0) & (slot >= 0), slot.float(), first)
+    far, close, shielded = first[:n].tolist(), first[n:2 * n].tolist(), first[2 * n:].tolist()
+    assert far == [float(Slot.DASH_GRAB)] * n, far
+    assert close == [float(Slot.JAB1)] * n, close
+    assert shielded == [float(Slot.GRAB)] * n, shielded

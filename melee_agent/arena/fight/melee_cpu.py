@@ -54,7 +54,8 @@ Each frame, in the dispatcher's order of precedence ([D ftCo_0A01.c, the functio
    first active frame, one is drawn by weight; against a shielding agent at levels 6-9 the anti-shield
    list (guess: grab) is used first [D ftCo_800B8A9C, ``x10`` list]. Then the CPU waits a random
    ``ftCo_800B63D8`` time (level 1: 5-39 frames ... level 8: 0-4, level 9: none) and plays the move
-   whatever the agent did meanwhile (its follow-through). A or Z in shield is a shield grab (as in Melee),
+   whatever the agent did meanwhile (its follow-through); with no wait the press is on the decision frame
+   itself (the script is run the frame it is written: ``ftCo_800B3900``). A or Z in shield is a shield grab (as in Melee),
    so an attack chosen out of shield is the counterattack out of a (perfect) shield. Aerials only when
    already airborne near the agent at level >= 4 [D ftCo_800B89CC]; never a short-hop aerial.
 7. **moving** [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: turn toward the agent; then, more than
@@ -125,14 +126,22 @@ BODY_HALF_WIDTH = 4.0  # guess: the agent's half width (x55C/x560) added to a mo
 #: decompiled.
 GROUND_LIST = ((Slot.JAB1, 4.0, -10.0, 14.0, 1), (Slot.GRAB, 3.0, -10.0, 12.0, 1), (Slot.FTILT, 0.6, -10.0, 16.0, 6),
                (Slot.DTILT, 0.5, -10.0, 8.0, 6), (Slot.UTILT, 0.4, 8.0, 30.0, 6), (Slot.FSMASH, 0.4, -10.0, 16.0, 40),
-               (Slot.USMASH, 0.2, 6.0, 30.0, 20), (Slot.DSMASH, 0.2, -10.0, 8.0, 20),
-               (Slot.DASH_ATTACK, 0.5, -10.0, 12.0, 2))
+               (Slot.USMASH, 0.2, 6.0, 30.0, 20), (Slot.DSMASH, 0.2, -10.0, 8.0, 20))
+#: Guess, shaped by [W-flaws] ("constantly approaching to then spam their neutral attack and dash grabs when close";
+#: with the player very close and still, "only spam their jabs, grabbing only if the player shields"; no dash attack
+#: named): a dashing or running Marth looks only at the grab (Z while dashing is a dash grab); the other entries wait
+#: until he stands; standing, he grabs only a shielding agent (the anti-shield list, levels 6-9), and the list has no
+#: dash attack. Before,
+#: with a dash attack entry (weight 0.5) and the jab looked at while dashing (A while dashing is a dash attack), the
+#: level-9 CPU dashing in met the agent first with the dash attack's reach predicted 12 frames ahead, or the jab's
+#: (26, against the grab's 19): no dash grab at all and a dash attack in 18% of its starts (cpu-report, docs/cpu.md).
+DASH_ENTRIES = (Slot.GRAB,)
 #: Marth's air list (guess): by where the agent is.
 AIR_LIST = ((Slot.NAIR, 1.0), (Slot.FAIR, 1.0), (Slot.UAIR, 1.0), (Slot.DAIR, 0.5), (Slot.BAIR, 0.5))
 # The controller for each attack: (a, z, sx in facing units, sy).
 PRESS = {Slot.JAB1: (1, 0, 0.0, 0.0), Slot.GRAB: (0, 1, 0.0, 0.0), Slot.FTILT: (1, 0, 0.5, 0.0),
          Slot.DTILT: (1, 0, 0.0, -0.5), Slot.UTILT: (1, 0, 0.0, 0.5), Slot.FSMASH: (1, 0, 1.0, 0.0),
-         Slot.USMASH: (1, 0, 0.0, 1.0), Slot.DSMASH: (1, 0, 0.0, -1.0), Slot.DASH_ATTACK: (1, 0, 0.0, 0.0),
+         Slot.USMASH: (1, 0, 0.0, 1.0), Slot.DSMASH: (1, 0, 0.0, -1.0),
          Slot.NAIR: (1, 0, 0.0, 0.0), Slot.FAIR: (1, 0, 1.0, 0.0), Slot.BAIR: (1, 0, -1.0, 0.0),
          Slot.UAIR: (1, 0, 0.0, 1.0), Slot.DAIR: (1, 0, 0.0, -1.0)}
 N_DRAWS = 12 + len(GROUND_LIST) + len(AIR_LIST)
@@ -314,10 +323,13 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
         ok = (rel * facing >= -BODY_HALF_WIDTH) & (rel * facing <= reach) & (dy >= lo) & (dy <= hi)
         if every > 1:
             ok = ok & (torch.remainder(t, float(every)) == 0)
-        if s == Slot.DASH_ATTACK:
-            ok = ok & dashing
-        if s == Slot.GRAB:  # the anti-shield list at levels 6-9: grab (guess for Marth's x10 list)
-            w_eff = torch.where(shielding_agent & (L > 5), 100.0, w)
+        anti_shield = shielding_agent & (L > 5)  # [D ftCo_800B8A9C]: the x10 list at levels 6-9 (guess: the grab)
+        if s in DASH_ENTRIES:  # guess: the grab only dashing (a dash grab) or against a shield (see DASH_ENTRIES)
+            ok = ok & (dashing | anti_shield)
+        else:
+            ok = ok & ~dashing
+        if s == Slot.GRAB:
+            w_eff = torch.where(anti_shield, 100.0, w)
         else:
             w_eff = torch.full_like(mx, w)
         weight = torch.where(ok, w_eff * (1e-3 + u[u_pick0 + k]), 0.0)
@@ -336,15 +348,19 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     wait = torch.where(choose | choose_air,
                        torch.floor(levels.wait_span[Li] * u_wait) + levels.wait_base[Li], wait)
     attacking = plan == ATTACK
-    fire = attacking & (timer >= 1) & (wait <= 0) & free
-    # Dash grab and dash attack keep the dash through the wait and the press (guess: the scripts are in PlCo.dat).
-    keep_dash = dashing & ((act == float(Slot.GRAB)) | (act == float(Slot.DASH_ATTACK)))
+    # The script runs on the frame it is written ([D ftCo_800B2790 then ftCo_800B3E04 in ftCo_800B3900; ftCo_800B49F4
+    # sets the duration to 1, which the interpreter counts down to 0 at once]): with no wait (level 9, or a draw of
+    # 0: WaitFor 0 leaves the duration 0 and the interpreter reads on) the button is pressed on the decision frame;
+    # a WaitFor w presses it w frames later.
+    fire = attacking & (wait <= 0) & free
+    # The dash grab keeps the dash through the wait and the press (guess: the scripts are in PlCo.dat).
+    keep_dash = dashing & (act == float(Slot.GRAB))
     for s, (a, z, sx, sy) in PRESS.items():
         m = fire & (act == float(s))
         kw = {}
         if sx != 0.0:
             kw["sx"] = facing * sx
-        elif s in (Slot.GRAB, Slot.DASH_ATTACK):
+        elif s == Slot.GRAB:
             kw["sx"] = torch.where(keep_dash, facing, 0.0)
         if sy != 0.0:
             kw["sy"] = one * sy
