@@ -63,3 +63,11 @@ def test_a_damaged_report_is_refused_naming_the_field(damage, why):
     doc = report(check(fight_result(0.9)), [check(fight_result(0.9))]).to_json()
     with pytest.raises(ValueError, match=why):
         RunReport.from_json({**doc, **damage})
+
+
+def test_module_examples_run():
+    import melee_agent.games as games
+    import melee_agent.report.run_report as run_report
+    from tests.examples_kit import examples_failed
+
+    assert examples_failed(run_report) == 0 and examples_failed(games) == 0
