@@ -1,10 +1,16 @@
 """The manager's training side, composed: one thread owns the device replay and the learner.
 
 HTTP handlers only validate and :meth:`Trainer.submit` (:mod:`.ingest`: deduplicated by the
-upload ledger, a bounded queue; full means 429). The training thread (:mod:`.train_loop`)
+upload ledger, a bounded queue; full means 429). The training thread (:class:`TrainingThread`)
 drains the queue into the replay (:func:`make_replay`), runs learner steps, publishes model
 versions (:mod:`.publisher`) and writes checkpoints (:mod:`.checkpoint_contents`, which rotates the
-ledger). ``resume=True`` continues a run (:mod:`.resume`); :meth:`Trainer.status` is the typed
+ledger).
+
+The thread's schedule: once ``burn_in`` rows are stored it runs learner steps in chunks of
+:data:`TRAIN_CHUNK` (looking at the queue between chunks), never more than ``max_train_per_row`` steps per
+ingested row (a slow fleet is not overfitted). Every ``publish_every`` steps it publishes, every
+``checkpoint_every`` steps it checkpoints, and every couple of seconds it logs the status to TensorBoard. An
+exception stops the thread but not the server: the status shows it. ``resume=True`` continues a run (:mod:`.resume`); :meth:`Trainer.status` is the typed
 ``GET /v1/status`` payload (:mod:`.status`), also logged to TensorBoard.
 
 Crash safety: checkpoints and model files are written atomically and verified on load; the first
@@ -13,8 +19,11 @@ version published after a restart is above every version published before it.
 
 from __future__ import annotations
 
+import logging
 import queue
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -22,19 +31,22 @@ import torch
 from melee_agent.envs.actions import get_action_set
 from melee_agent.config import Config, save_resolved_config
 from melee_agent.rl.learner import Learner
-from melee_agent.config import ReplayConfig
+from melee_agent.config import ManagerConfig, ReplayConfig
 from melee_agent.rl.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
 from melee_agent.io.wire import Experience
 from melee_agent.manager.checkpoint_contents import Checkpointer
 from melee_agent.manager.ingest import Ingest, NotStored, QueueFull
 from melee_agent.manager.ledger import UploadLedger
-from melee_agent.manager.metrics import Board
+from melee_agent.manager.metrics import Board, Rate
 from melee_agent.manager.publisher import PublishedModel, Publisher
 from melee_agent.manager.resume import check_run_dir, resume as resume_run
 from melee_agent.manager.status import ManagerStatus
-from melee_agent.manager.train_loop import TrainingThread
 
-__all__ = ["NotStored", "PublishedModel", "QueueFull", "Trainer", "check_run_dir", "make_replay"]
+__all__ = ["NotStored", "PublishedModel", "QueueFull", "Trainer", "TrainingThread", "check_run_dir", "make_replay"]
+
+log = logging.getLogger("melee_agent.manager")
+TRAIN_CHUNK = 25  # learner steps between looks at the queue
+LOG_EVERY_S = 2.0
 
 
 def make_replay(rc: ReplayConfig, device: torch.device) -> Replay:
@@ -43,6 +55,70 @@ def make_replay(rc: ReplayConfig, device: torch.device) -> Replay:
     if rc.prioritized:
         return PrioritizedDeviceReplay(rc.capacity, device, rc.block_size, alpha=rc.alpha, beta=rc.beta)
     return DeviceReplay(rc.capacity, device, rc.block_size)
+
+
+class TrainingThread:
+    def __init__(self, m: ManagerConfig, batch_size: int, learner: Learner, ingest: Ingest, board: Board,
+                 publish: Callable[[], None], checkpoint: Callable[[], None], log_status: Callable[[], None]):
+        self.m, self.batch_size, self.learner, self.ingest, self.board = m, batch_size, learner, ingest, board
+        self.publish, self.checkpoint, self.log_status = publish, checkpoint, log_status
+        self.rate = Rate()  # learner steps per second
+        self.running = False
+        self.error: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def can_train(self) -> bool:
+        return (len(self.ingest.replay) >= max(self.m.burn_in, self.batch_size)
+                and self.learner.train_steps < self.m.max_train_per_row * self.ingest.rows_ingested)
+
+    def _train_chunk(self) -> None:
+        done = 0
+        for _ in range(TRAIN_CHUNK):
+            done += 1
+            metrics = self.learner.step()
+            step = self.learner.train_steps
+            if metrics is not None:
+                self.board.learner(metrics, step)
+            if step % self.m.publish_every == 0:
+                self.publish()
+            if step % self.m.checkpoint_every == 0:
+                self.checkpoint()
+            if not self.can_train():
+                break
+        self.rate.add(done)
+
+    def _run(self) -> None:
+        if self.m.torch_threads > 0:
+            torch.set_num_threads(self.m.torch_threads)
+        last_log = 0.0
+        try:
+            while not self._stop.is_set():
+                self.ingest.drain(0 if self.can_train() else 0.2)
+                if self.can_train():
+                    self._train_chunk()
+                self.ingest.ledger.sync()
+                now = time.monotonic()
+                if now - last_log > LOG_EVERY_S:
+                    self.log_status()
+                    last_log = now
+        except Exception as e:  # keep serving (status shows it) rather than dying silently
+            self.error = f"{type(e).__name__}: {e}"
+            log.exception("the training thread stopped")
+        finally:
+            self.running = False
+
+    def start(self) -> None:
+        self._stop.clear()
+        self.running = True
+        self._thread = threading.Thread(target=self._run, name="trainer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop and wait for the thread (up to a minute); the caller drains and checkpoints after."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
 
 
 class Trainer:

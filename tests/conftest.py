@@ -2,7 +2,8 @@
 
 The kits beside this file hold what tests import: ``replays_kit`` (the real replays), ``live_manager`` (the
 manager served over real HTTP, the ``manager`` fixture of tests/manager/ and tests/workers/), ``examples_kit``,
-``manager_kit``, ``fight_kit``, ``dolphin_kit``, ``recording_controller``, ``episode_ends``.
+``manager_kit``, ``fight_kit``, ``dolphin_kit``, ``recording_controller``, ``episode_ends``, ``run_reports`` (training
+reports built as `train` builds them).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import torch
@@ -32,7 +33,7 @@ from melee_agent.config import Config
 from melee_agent.dolphin import DolphinEnv  # light: libmelee is imported only when one is built
 from melee_agent.envs.make import make_env
 from melee_agent.io.segment_stats import SegmentStats
-from melee_agent.rl.model import ModelMismatch, model_from_bytes
+from melee_agent.rl.model import DuelingDQN, ModelMismatch, model_from_bytes
 from melee_agent.io.wire import encode_experience
 from melee_agent.workers.priorities import td_priorities
 from melee_agent.workers.backoff import Backoff
@@ -57,7 +58,7 @@ class WorkerSettings:
 
 
 def check_model(data: bytes, headers: dict[str, str], action_set: str, device: str,
-                delay_frames: int | None = None) -> tuple[Any, dict[str, Any]]:
+                delay_frames: int | None = None) -> tuple[DuelingDQN, dict[str, Any]]:
     """The model in ``data`` if it is whole and the one the manager announced; ValueError otherwise.
 
     Checked: the body's sha256 against ``X-Model-Sha256``, the weights against the file's own
@@ -318,7 +319,7 @@ class Worker:
 
 def install_signal_handlers(stop: threading.Event) -> None:
     """SIGTERM/SIGINT end the segment being played, upload or spool its rows, then exit cleanly."""
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()

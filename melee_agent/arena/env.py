@@ -114,7 +114,8 @@ class Arena:
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
-            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0], fight=self.whole_games)
+            state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0],
+                                   game_of(self.game).extra_state(num_envs, self.device))
             self.state = state._replace(game=state.game._replace(
                 env_id=torch.arange(num_envs, device=self.device, dtype=torch.float32),
                 episode=torch.full((num_envs,), -1.0, device=self.device),

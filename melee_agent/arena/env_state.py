@@ -25,12 +25,10 @@ Example::
 
 from __future__ import annotations
 
-from typing import NamedTuple, TypeVar
+from typing import Iterator, NamedTuple, Protocol, TypeVar
 
 import torch
 from torch import Tensor
-
-from melee_agent.arena.fight.state import FightState
 
 AGENT, CPU = 0, 1
 """Column of each player in a ``[B, 2]`` field: the agent (Fox) and the CPU (Marth)."""
@@ -105,6 +103,18 @@ class GameState(NamedTuple):
     """The CPU level (1-9) of the current episode, drawn at each reset."""
 
 
+class ExtraState(Protocol):
+    """What a game keeps beyond the shared fields (the fight's :class:`~melee_agent.arena.fight.state.FightState`;
+    the game object's :meth:`~melee_agent.games.base.Game.extra_state` makes it): a NamedTuple of ``[B, ...]``
+    tensors, so :func:`where` blends it field by field and a compiled frame sees plain tensors."""
+
+    def __iter__(self) -> Iterator[Tensor]: ...
+
+    def fresh(self) -> ExtraState:
+        """The state a new episode starts with (the episode resets write it where a game ended)."""
+        ...
+
+
 class EnvState(NamedTuple):
     """Everything B games hold between frames."""
 
@@ -113,18 +123,20 @@ class EnvState(NamedTuple):
     inputs: Tensor
     """``[B, delay, C]``: the agent's controller states on their way to the game (input delay), the
     oldest first; ``[B, 0, C]`` without delay."""
-    fight: FightState | None = None
-    """What a fight keeps beyond these fields (:mod:`melee_agent.arena.fight.state`); None in the dodging game."""
+    fight: ExtraState | None = None
+    """What the game keeps beyond these fields (a fight's :class:`~melee_agent.arena.fight.state.FightState`);
+    None in the dodging game. This module names no game: the game object makes it
+    (:meth:`~melee_agent.games.base.Game.extra_state`)."""
 
     @classmethod
     def zeros(cls, num_envs: int, device: torch.device, delay: int = 0, buttons: int = 1,
-              fight: bool = False) -> EnvState:
-        """All fields 0 (an arena then resets it into real games); ``delay`` frames of ``buttons`` columns in flight."""
+              extra: ExtraState | None = None) -> EnvState:
+        """All fields 0 (an arena then resets it into real games); ``delay`` frames of ``buttons`` columns in flight;
+        ``extra`` the game's own state (:meth:`~melee_agent.games.base.Game.extra_state`), where it keeps one."""
         z2 = lambda: torch.zeros(num_envs, 2, device=device)  # noqa: E731
         z1 = lambda: torch.zeros(num_envs, device=device)  # noqa: E731
         return cls(PlayerState(*(z2() for _ in PlayerState._fields)), GameState(*(z1() for _ in GameState._fields)),
-                   torch.zeros(num_envs, delay, buttons, device=device),
-                   FightState.zeros(num_envs, device) if fight else None)
+                   torch.zeros(num_envs, delay, buttons, device=device), extra)
 
 
 def put(field: Tensor, p: int, value: Tensor | float) -> Tensor:
@@ -138,13 +150,13 @@ def put(field: Tensor, p: int, value: Tensor | float) -> Tensor:
     return torch.stack(parts, 1)
 
 
-_T = TypeVar("_T", EnvState, PlayerState, GameState, FightState)
+_T = TypeVar("_T", bound=tuple)  # a NamedTuple of tensors: EnvState, its parts, a game's extra state
 
 
 def where(mask: Tensor, new: _T, old: _T) -> _T:
     """Per environment (``mask`` ``[B]`` bool): ``new``'s fields where it holds, ``old``'s elsewhere."""
     if isinstance(new, EnvState):
-        fight = None if new.fight is None else where(mask, new.fight, old.fight)
+        fight = None if new.fight is None else where(mask, new.fight, old.fight)  # type: ignore[type-var]
         return EnvState(contiguous(where(mask, new.players, old.players)), where(mask, new.game, old.game),
                         torch.where(mask.view(-1, 1, 1), new.inputs, old.inputs), fight)
     return type(new)(*(torch.where(mask.view(-1, *([1] * (n.dim() - 1))), n, o) for n, o in zip(new, old)))

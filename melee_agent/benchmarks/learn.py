@@ -266,20 +266,19 @@ def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: P
         else [f"train.eval_episodes={final_episodes}"]
     cfg = load_config(g.config, [f"train.eval_every_minutes={eval_every}", *final, f"train.fused={str(fused).lower()}",
                                *(sets or [])])
-    report = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, progress=False).run()  # eval.json's document
+    report = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, progress=False).run()  # eval.json's report
     key = g.worst_level_key
-    points = [(p["minutes"], p.get("train_step"), EvalResult.from_json(p, "eval.json curve point"))
-              for p in report["curve"]]
-    curve = [{"minutes": m, "steps": step, "untouched_share": e.untouched_share,
+    curve = [{"minutes": p.minutes, "steps": p.train_step, "untouched_share": e.untouched_share,
               "untouched_share_worst_level": e.untouched_share_worst_level, "per_level": _shares(e),
               **({"win_rate": e.win_rate, "win_rate_worst_level": e.win_rate_worst_level} if g.whole_games else {})}
-             for m, step, e in points]
-    r = EvalResult.from_json(report, "eval.json")
-    t = report["training"]
+             for p, e in ((p, p.result) for p in report.curve)]
+    r, t = report.model.result, report.training
+    if t is None:  # a run of this version always writes it
+        raise RuntimeError(f"{run_dir / 'eval.json'}: no training figures")
     return {"curve": curve, "minutes_to_target": first_at_target(curve[1:], key),  # the first point: the untrained net
             "final_per_level": g.per_level(r), "final_worst_level": g.worst_level(r),
-            "run_dir": str(run_dir), "rows": t["rows"], "train_steps": t["train_steps"],
-            "rows_per_s": t["rows_per_s"], "train_steps_per_s": t["train_steps_per_s"]}
+            "run_dir": str(run_dir), "rows": t.rows, "train_steps": t.train_steps,
+            "rows_per_s": t.rows_per_s, "train_steps_per_s": t.train_steps_per_s}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     run = TrainingRun(cfg, run_dir=args.run_dir, minutes=args.minutes, workers=args.workers,
                       device=args.device, port=args.port, progress=not args.no_progress,
                       resume=args.resume)
-    final = run.run()
+    report = run.run()
     if args.json:
-        atomic_write_json(args.json, final)
+        atomic_write_json(args.json, report.to_json())
     return 0

@@ -22,4 +22,14 @@ def game_of(name: str) -> Game:
     return GAMES[name]
 
 
-__all__ = ["DODGE", "FIGHT", "GAMES", "Game", "game_of"]
+def game_playing(whole_games: bool) -> Game:
+    """The game whose episodes are whole games (or not): what a report that says only that played
+    (eval.json's :attr:`~melee_agent.report.run_report.RunReport.whole_games`).
+
+    >>> game_playing(True).headline, game_playing(False).headline
+    ('win_rate', 'untouched_share')
+    """
+    return next(g for g in GAMES.values() if g.whole_games is whole_games)
+
+
+__all__ = ["DODGE", "FIGHT", "GAMES", "Game", "game_of", "game_playing"]

@@ -1,15 +1,58 @@
 """What a game declares: whether an episode is a whole game, the metric its reports lead with, the baselines its
-final report plays, the config that ships it. (Its rules' defaults are :data:`melee_agent.arena.games.GAMES`'s,
-its frame function the arena's: ``arena/dodge/frame.py``, ``arena/fight/frame.py``.) Importing it is cheap: no
-torch, no arena, so the config and the command line can ask it."""
+final report plays, the config that ships it, its frame function, the state it keeps beyond the shared
+:class:`~melee_agent.arena.env_state.EnvState` fields, and its final report (:meth:`Game.final_report`). (Its
+rules' defaults are :data:`melee_agent.arena.games.GAMES`'s.) Importing it is cheap: no torch, no arena, so the
+config and the command line can ask it; the frame function, the extra state and the report import what they
+need when asked."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Protocol
 
 if TYPE_CHECKING:
+    import torch
+
+    from melee_agent.arena.env_state import ExtraState
     from melee_agent.report.evaluate import EvalResult
+    from melee_agent.report.run_report import ModelCheck, RunReport
+
+#: The final report plays every level, whatever the run trained against.
+REPORT_LEVELS = tuple(range(1, 10))
+
+
+class FinalReportRun(Protocol):
+    """What a game's final report plays and writes with (`train`'s :class:`melee_agent.run.training.FinalReportRun`):
+    the settings it reads, the kept model, plays, baselines, ``eval.json``, the learning curve and the log."""
+
+    eval_episodes: int  # train.eval_episodes: episodes per level of the dodging game's report
+    final_games_per_level: int  # train.final_games_per_level
+    final_games_level_9: int  # train.final_games_level_9
+    env_name: str  # env.env, in the curve's title
+    action_set: str  # env.action_set
+    delay_frames: int  # env.delay_frames
+    levels_text: str  # the levels the run trained against, in words
+
+    def log(self, line: str) -> None: ...
+
+    def keep(self) -> tuple[ModelCheck, bytes, ModelCheck]:
+        """``(kept model's check, its file, the last model's check)``; writes ``model.safetensors``."""
+        ...
+
+    def play(self, data: bytes, episodes: int, levels: tuple[int, ...], seed: int) -> ModelCheck: ...
+
+    def baselines(self, episodes: int) -> dict[str, ModelCheck]: ...
+
+    def report(self, model: ModelCheck, baselines: dict[str, ModelCheck], chosen: ModelCheck, last: ModelCheck,
+               level_9: ModelCheck | None = None, action_set: str | None = None,
+               delay_frames: int | None = None) -> RunReport: ...
+
+    def write(self, report: RunReport, baselines: dict[str, float], title: str,
+              metric: str = "untouched_share") -> None: ...
+
+    def log_table(self, model: ModelCheck, baselines: dict[str, ModelCheck], key: str) -> None: ...
+
+    def log_paths(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -33,3 +76,22 @@ class Game:
     def per_level(self, r: EvalResult) -> dict[str, float | None]:
         """Each level's headline share, keyed by the level as text (the reports' JSON)."""
         return {str(lv): getattr(v, self.headline) for lv, v in (r.per_level or {}).items()}
+
+    @property
+    def frame(self) -> Callable[..., object]:
+        """The arena's frame function of this game (one frame of B games: ``(state, controls, ...) -> (state,
+        damage, ko)``)."""
+        raise NotImplementedError
+
+    def extra_state(self, num_envs: int, device: torch.device) -> ExtraState | None:
+        """What the game keeps beyond the shared state's fields, all zeros (None: nothing)."""
+        raise NotImplementedError
+
+    def final_report(self, run: FinalReportRun) -> RunReport:
+        """Keep a model, score it and the baselines at every level, write eval.json and the learning curve."""
+        raise NotImplementedError
+
+
+def pct(x: float | None) -> str:
+    """A share as a whole percent; ``-`` where there is none (no games)."""
+    return f"{x:.0%}" if x is not None else "-"

@@ -1,9 +1,55 @@
 """The dodging task (the Untouchable paper's): an episode lasts until the agent is hit or a minute passes;
-reports lead with the share of episodes left untouched at the worst CPU level."""
+reports lead with the share of episodes left untouched at the worst CPU level, and the final report plays
+``train.eval_episodes`` episodes at each level 1-9 with noop and random beside the kept model."""
 
 from __future__ import annotations
 
-from melee_agent.games.base import Game
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
-DODGE = Game(name="dodge", config="default", whole_games=False, headline="untouched_share",
-             headline_word="untouched", episodes_text="one-minute episodes", baselines=("noop", "random"))
+from melee_agent.games.base import REPORT_LEVELS, FinalReportRun, Game, pct
+
+if TYPE_CHECKING:
+    import torch
+
+    from melee_agent.arena.env_state import ExtraState
+    from melee_agent.report.run_report import RunReport
+
+
+@dataclass(frozen=True)
+class Dodge(Game):
+    @property
+    def frame(self) -> Callable[..., object]:
+        from melee_agent.arena.dodge.frame import game_frame  # noqa: PLC0415
+
+        return game_frame
+
+    def extra_state(self, num_envs: int, device: torch.device) -> ExtraState | None:
+        return None  # the shared fields are the whole dodging game
+
+    def final_report(self, run: FinalReportRun) -> RunReport:
+        # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
+        # last one is scored the same way first); DQN's greedy policy can swing between snapshots.
+        chosen, data, last = run.keep()
+        n = run.eval_episodes
+        c = chosen.result
+        run.log(f"kept model v{chosen.model_version} ({c.untouched_share:.0%} in its {c.episodes}-"
+                f"episode check, worst level {pct(c.untouched_share_worst_level)}; the last, "
+                f"v{last.model_version}, had {last.result.untouched_share:.0%}); evaluating it over {n} new "
+                f"episodes at each CPU level 1-9...")
+        per = n * len(REPORT_LEVELS)
+        r = run.play(data, per, REPORT_LEVELS, seed=777)
+        baselines = run.baselines(per)
+        report = run.report(r, baselines, chosen, last)
+        run.write(report, {f"{k} ({v.result.untouched_share:.0%}, levels 1-9)": v.result.untouched_share
+                           for k, v in baselines.items()},
+                  f"learning curve vs {run.env_name} CPU {run.levels_text}")
+        run.log(f"vs arena CPU, {n} one-minute episodes at each level (untouched for a minute; model's mean "
+                f"seconds to first hit):")
+        run.log_table(r, baselines, self.headline)
+        run.log_paths()
+        return report
+
+
+DODGE = Dodge(name="dodge", config="default", whole_games=False, headline="untouched_share",
+              headline_word="untouched", episodes_text="one-minute episodes", baselines=("noop", "random"))

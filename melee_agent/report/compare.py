@@ -22,7 +22,9 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from melee_agent.games import game_of
+from melee_agent.games import game_of, game_playing
+from melee_agent.report.evaluate import GameFigures
+from melee_agent.report.run_report import RunReport, TrainingFigures
 from melee_agent.report.text_table import text_table
 
 
@@ -45,23 +47,18 @@ class Run:
     """The folder."""
     settings: dict[str, Any]
     """The config it ran with, flattened to ``section.key`` (``learner.lr``, ``env.delay_frames``...)."""
-    report: dict[str, Any]
+    report: RunReport
     """Its ``eval.json``."""
 
     @property
     def fights(self) -> bool:
         """Whether the run played whole games (win rates) rather than dodging episodes (untouched shares)."""
-        return self.metric == "win_rate"
+        return self.report.whole_games
 
     @property
     def metric(self) -> str:
         """The report's headline key: ``win_rate`` for fights, ``untouched_share`` for dodging."""
-        return metric_of(self.report)
-
-
-def metric_of(report: dict[str, Any]) -> str:
-    """A report's headline key: ``win_rate`` where it played whole games, else ``untouched_share``."""
-    return "win_rate" if "win_rate" in report else "untouched_share"
+        return game_playing(self.report.whole_games).headline
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -84,34 +81,6 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     return doc
 
 
-def _number(x: Any) -> bool:
-    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))
-
-
-def _check_report(path: Path, r: dict[str, Any]) -> None:
-    """The shapes :func:`run_summary` reads, so a damaged eval.json is named rather than a traceback."""
-    m = metric_of(r)
-    bad = f"{path / 'eval.json'}: not a training run's report"
-    if "curve" not in r or m not in r:
-        raise CompareError(f"{bad} (no curve, no win rate or untouched share)")
-    if not isinstance(r["curve"], list) or not all(isinstance(p, dict) for p in r["curve"]):
-        raise CompareError(f"{bad} (its curve is not a list of checks)")
-    if not _number(r[m]) or not all(_number(p.get(k)) for p in r["curve"] for k in ("minutes", m, f"{m}_worst_level")):
-        raise CompareError(f"{bad} (a {m} or minutes that is not a number)")
-    for key in ("per_level", "level_9", "training"):
-        if r.get(key) is not None and not isinstance(r[key], dict):
-            raise CompareError(f"{bad} (its {key} is not an object)")
-    if not all(str(lv).isdigit() and isinstance(v, dict) and _number(v.get(m))
-               for lv, v in (r.get("per_level") or {}).items()):
-        raise CompareError(f"{bad} (its per_level is not levels 1-9 each with a number for {m})")
-    for part in (r, r.get("level_9") or {}):
-        causes = part.get("ko_causes") or {}
-        if not isinstance(causes, dict) or not all(isinstance(n, int) for n in causes.values()):
-            raise CompareError(f"{bad} (ko_causes is not counts by move)")
-        if not all(_number(part.get(k)) for k in ("stocks_taken_per_game", "stocks_lost_per_game", "win_rate")):
-            raise CompareError(f"{bad} (stocks or a win rate that is not a number)")
-
-
 def load_run(path: str | Path) -> Run:
     """Read a run folder (``config.json`` and ``eval.json``), or raise :class:`CompareError` saying why not."""
     path = Path(path)
@@ -123,8 +92,10 @@ def load_run(path: str | Path) -> Run:
                            "logs/)")
     if not config_path.is_file():
         raise CompareError(f"{path}: no config.json (not a folder `melee-agent train` wrote)")
-    report = _read_json(report_path, "eval.json")
-    _check_report(path, report)
+    try:
+        report = RunReport.from_json(_read_json(report_path, "eval.json"), "eval.json")
+    except ValueError as e:
+        raise CompareError(f"{report_path}: not a training run's report ({e})") from None
     return Run(path.name, path, _flatten(_read_json(config_path, "config.json")), report)
 
 
@@ -159,19 +130,19 @@ def differing_settings(runs: list[Run], ignore: tuple[str, ...] = ()) -> list[st
     return [k for k in keys if len({json.dumps(r.settings.get(k, ABSENT), default=str) for r in runs}) > 1]
 
 
-def _top_ko(report: dict[str, Any] | None) -> tuple[str, float] | None:
-    causes = (report or {}).get("ko_causes") or {}
+def _top_ko(games: GameFigures | None) -> tuple[str, float] | None:
+    causes = games.ko_causes if games is not None else {}
     total = sum(causes.values())
     if not total:
         return None
-    move = max(causes, key=causes.get)
+    move = max(causes, key=lambda k: causes[k])
     return move, causes[move] / total
 
 
-def _stocks(report: dict[str, Any] | None) -> dict[str, float] | None:
-    if not report or report.get("stocks_taken_per_game") is None or report.get("stocks_lost_per_game") is None:
+def _stocks(games: GameFigures | None) -> dict[str, float] | None:
+    if games is None:
         return None
-    taken, lost = report["stocks_taken_per_game"], report["stocks_lost_per_game"]
+    taken, lost = games.stocks_taken_per_game, games.stocks_lost_per_game
     return {"taken": taken, "lost": lost, "net": taken - lost}
 
 
@@ -182,25 +153,27 @@ def run_summary(run: Run, keys: list[str]) -> dict[str, Any]:
     None in an older report, whose ``train_step`` is only the kept model's step: ``model_step``). The
     level-9 figures are the report's extra level-9 games (``level_9``); None where it has none."""
     r, m = run.report, run.metric
-    shares = {lv: v[m] for lv, v in (r.get("per_level") or {}).items() if v.get(m) is not None}
+    final = r.model.result
+    shares = {lv: getattr(v, m) for lv, v in (final.per_level or {}).items() if getattr(v, m) is not None}
     low = min(shares.values()) if shares else None
-    training = r.get("training") or {}
+    training = r.training or TrainingFigures()
     out: dict[str, Any] = {
         "run": run.name, "path": str(run.path), "settings": {k: run.settings.get(k, ABSENT) for k in keys},
-        "metric": m, "train_steps": training.get("train_steps"), "rows": training.get("rows"),
-        "model_step": r.get("train_step"),
-        "checks": [{"minutes": p.get("minutes"), m: p.get(m), "worst_level": p.get(f"{m}_worst_level")}
-                   for p in r["curve"]],
-        "kept": r.get("kept"), "model_version": r.get("model_version"),
-        "final": r.get(m), "final_worst_level": r.get(f"{m}_worst_level"),
+        "metric": m, "train_steps": training.train_steps, "rows": training.rows,
+        "model_step": r.model.train_step,
+        "checks": [{"minutes": p.minutes, m: getattr(p.result, m), "worst_level": getattr(p.result, f"{m}_worst_level")}
+                   for p in r.curve],
+        "kept": r.kept, "model_version": r.model.model_version,
+        "final": getattr(final, m), "final_worst_level": getattr(final, f"{m}_worst_level"),
         # The levels the final report did worst at ([] where every level scored the same, or none were played).
-        "final_worst_levels": sorted(int(lv) for lv, v in shares.items() if v == low)
+        "final_worst_levels": sorted(lv for lv, v in shares.items() if v == low)
         if len(set(shares.values())) > 1 else [],
     }
     if run.fights:
-        l9 = r.get("level_9")
+        l9 = r.level_9.result.fights if r.level_9 is not None else None
         top = _top_ko(l9)
-        out["level_9"] = None if l9 is None else {k: l9.get(k) for k in ("games", "wins", "losses", "draws", "win_rate")}
+        out["level_9"] = None if l9 is None else {k: getattr(l9, k) for k in ("games", "wins", "losses", "draws",
+                                                                              "win_rate")}
         out["stocks_level_9"] = _stocks(l9)
         out["top_ko"] = None if top is None else {"move": top[0], "share": top[1]}
     return out
@@ -240,7 +213,7 @@ def summarize(runs: list[Run], ignore: tuple[str, ...] = ()) -> dict[str, Any]:
             g["stocks_net_level_9"] = _mean([(x["stocks_level_9"] or {}).get("net") for x in members])
             g["top_ko_share"] = _mean([(x["top_ko"] or {}).get("share") for x in members])
         group_rows.append(g)
-    return {"game": "fight" if runs[0].fights else "dodge", "metric": runs[0].metric, "settings": keys,
+    return {"game": game_playing(runs[0].fights).name, "metric": runs[0].metric, "settings": keys,
             "ignored": list(ignore), "runs": rows, "groups": group_rows}
 
 

@@ -44,6 +44,8 @@ from melee_agent.config import Config
 from melee_agent.envs.make import make_env
 
 if TYPE_CHECKING:
+    from melee_agent.arena.env import Arena
+    from melee_agent.arena.ports import Opponents
     from melee_agent.manager.trainer import Trainer
     from melee_agent.workers.play import SegmentPlayer
 
@@ -64,7 +66,7 @@ class FusedTrainer:
     """
 
     def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False,
-                 seed: int | None = None, opponents: Callable[[Any], Any] | None = None,
+                 seed: int | None = None, opponents: Callable[[Arena], Opponents] | None = None,
                  wrap_env: Callable[[Any], Any] | None = None):
         # The manager's and the workers' parts, composed in this process (the one other place than
         # training.py that composes roles; the core modules never import them).

@@ -29,8 +29,8 @@ Example::
     from melee_agent.config import load_config
     from melee_agent.run.training import TrainingRun
     cfg = load_config("small", ["learner.lr=5e-4"])
-    result = TrainingRun(cfg, minutes=1).run()
-    print(result["untouched_share"], result["run_dir"])  # eval.json's document
+    report = TrainingRun(cfg, minutes=1).run()  # eval.json's report (melee_agent.report.run_report.RunReport)
+    print(report.model.result.untouched_share, report.run_dir)
 """
 
 from __future__ import annotations
@@ -44,49 +44,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels
-from melee_agent.games import DODGE, FIGHT, game_of
-from melee_agent.run.fused import fused_envs
+from melee_agent.games import game_of
+from melee_agent.games.base import REPORT_LEVELS
 from melee_agent.io.files import atomic_write_bytes, atomic_write_json
+from melee_agent.report.run_report import ModelCheck, RunReport, TrainingFigures
+from melee_agent.run.fused import fused_envs
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from melee_agent.report.evaluate import EvalResult
     from melee_agent.run.fused import FusedTrainer
 
-BASELINES = DODGE.baselines
-#: Fights' baselines. ``fighter`` is scripted for the ``basic`` and ``fight`` action sets; with any other
-#: set, it plays ``basic`` (:func:`scripted_action_set`).
-FIGHT_BASELINES = FIGHT.baselines
-#: The final report plays every level, whatever the run trained against.
-REPORT_LEVELS = tuple(range(1, 10))
-
-
-@dataclass(frozen=True)
-class ModelCheck:
-    """One evaluation of a published model (or a baseline policy): a point of the learning curve,
-    ``eval.json``'s ``last_model_check``, ``baselines`` and the report itself."""
-
-    policy: str
-    """``model``, or the scripted policy's name."""
-    cpu_level: int | list[int]
-    """The CPU level played, or the levels of the mix."""
-    result: EvalResult
-    """The figures, with the worst-level ones filled in (by the result's own without a level mix)."""
-    action_set: str | None = None
-    """The action set a baseline played where it was not the run's; else None."""
-    model_version: int | None = None
-    """The model's version (``policy == "model"``)."""
-    train_step: int | None = None
-    """The learner's step the model was published at (``policy == "model"``)."""
-    minutes: float | None = None
-    """Training minutes when it was evaluated (``policy == "model"``)."""
-    note: str | None = None
-    """A remark the report carries (a baseline played on another action set)."""
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"policy": self.policy, "cpu_level": self.cpu_level, **self.result.to_json()}
-        extra = {"action_set": self.action_set, "model_version": self.model_version, "train_step": self.train_step,
-                 "minutes": self.minutes, "note": self.note}
-        return {**out, **{k: v for k, v in extra.items() if v is not None}}
+__all__ = ["REPORT_LEVELS", "Evaluations", "FinalReportRun", "ModelCheck", "RunReport", "TrainingRun", "better",
+           "check_due", "level_table", "play_check", "scripted_action_set"]
 
 
 class Evaluations:
@@ -102,7 +73,7 @@ class Evaluations:
         self.cfg, self.run_dir, self.device, self.check_device = cfg, run_dir, device, check_device or device
         self.writer = SummaryWriter(str(run_dir), filename_suffix=".eval")
         self.points: list[ModelCheck] = []
-        self._pool: Any = None  # the check process (submit), started at the first check it plays
+        self._pool: ProcessPoolExecutor | None = None  # the check process (submit), started at the first check it plays
 
     def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
             seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None,
@@ -361,7 +332,7 @@ class FusedBackend:
         if self.fused is not None:
             self.fused.stop()
             if hasattr(self.fused, "report"):  # a league: eval.json's "league"
-                self.run.extra["league"] = self.fused.report()
+                self.run.league = self.fused.report()
             self.fused = None
 
 
@@ -412,8 +383,8 @@ class TrainingRun:
         check_run_dir(self.run_dir, resume)  # before any process starts: a clear word, not a child's log
         self.device, self.port, self.progress, self.log, self.resume = device, port, progress, log, resume
         self.token = token if token is not None else os.environ.get("MELEE_AGENT_TOKEN")
-        self.training: dict[str, Any] = {}  # eval.json's "training": steps, rows, rates, where they ran
-        self.extra: dict[str, Any] = {}  # more keys for eval.json from the backend (a league's "league")
+        self.training = TrainingFigures()  # eval.json's "training": steps, rows, rates, where they ran
+        self.league: dict[str, Any] | None = None  # a league's report, eval.json's "league" (docs/league.md)
 
     def child_flags(self) -> list[str]:
         """Write the resolved config beside the run; the flags a child process reads it with."""
@@ -421,8 +392,8 @@ class TrainingRun:
         atomic_write_bytes(config_file, config_to_toml(self.cfg).encode())
         return ["--config", str(config_file), "--device", self.device]
 
-    def run(self) -> dict[str, Any]:
-        """Train, evaluate, write the run folder; returns what ``eval.json`` holds."""
+    def run(self) -> RunReport:
+        """Train, evaluate, write the run folder; returns the report ``eval.json`` holds."""
         cfg, run_dir = self.cfg, self.run_dir
         (run_dir / "logs").mkdir(parents=True, exist_ok=True)
         backend: FleetBackend | FusedBackend = FusedBackend(self) if cfg.train.fused else FleetBackend(self)
@@ -444,25 +415,24 @@ class TrainingRun:
             data = backend.model_bytes()
             atomic_write_bytes(run_dir / "model-last.safetensors", data)
             steps, rows, version = backend.progress()
-            self.training = {"train_steps": steps, "rows": rows, "fused": bool(cfg.train.fused),
-                             "seconds": round(seconds, 1), "rows_per_s": round((rows - rows0) / seconds, 1),
-                             "train_steps_per_s": round((steps - steps0) / seconds, 1), "device": device_name(self.device)}
-            if cfg.train.fused:
-                self.training["envs"] = fused_envs(cfg)
-                self.training["replay_ratio"] = cfg.fused.replay_ratio
+            fused = bool(cfg.train.fused)
+            t = self.training = TrainingFigures(
+                train_steps=steps, rows=rows, fused=fused, seconds=round(seconds, 1),
+                rows_per_s=round((rows - rows0) / seconds, 1), train_steps_per_s=round((steps - steps0) / seconds, 1),
+                device=device_name(self.device), envs=fused_envs(cfg) if fused else None,
+                replay_ratio=cfg.fused.replay_ratio if fused else None)
             self.log(f"training done: {steps:,} steps, {rows:,} rows, model v{version} "
-                     f"({self.training['rows_per_s']:,.0f} rows/s into the replay, "
-                     f"{self.training['train_steps_per_s']:,.1f} train steps/s)")
+                     f"({t.rows_per_s:,.0f} rows/s into the replay, {t.train_steps_per_s:,.1f} train steps/s)")
         finally:
             backend.close()
         try:
-            final = self._finish(evals, best, data, steps, rows)
+            report = self._finish(evals, best, data, steps)
         finally:
             evals.close()
-        if self.extra:
-            final.update(self.extra)
-            atomic_write_json(run_dir / "eval.json", final)
-        return final
+        if self.league is not None:
+            report = dataclasses.replace(report, league=self.league)
+            atomic_write_json(run_dir / "eval.json", report.to_json())
+        return report
 
     def _train(self, backend: FleetBackend | FusedBackend, evals: Evaluations) -> tuple[ModelCheck, bytes] | None:
         """The training period: let the backend train, evaluate periodically, show progress."""
@@ -548,92 +518,76 @@ class TrainingRun:
                 bar.close()
         return best
 
-    def _finish(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
-                steps: int, rows: int) -> dict[str, Any]:
-        """Keep a model, score it and the baselines at every level, write eval.json and the learning curve."""
+    def _finish(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes, steps: int) -> RunReport:
+        """The game's final report (:meth:`melee_agent.games.base.Game.final_report`)."""
+        return game_of(self.cfg.env.game).final_report(FinalReportRun(self, evals, best, data, steps))
+
+
+class FinalReportRun:
+    """What a game's final report plays and writes with (:meth:`melee_agent.games.base.Game.final_report`, the
+    :class:`melee_agent.games.base.FinalReportRun` protocol): the settings it reads, the kept model, plays at the
+    report's levels, the baselines, ``eval.json``, the learning curve and the log."""
+
+    def __init__(self, run: TrainingRun, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
+                 steps: int):
+        self.cfg, self.run_dir, self.minutes, self.log, self.training = (run.cfg, run.run_dir, run.minutes, run.log,
+                                                                          run.training)
+        self.evals, self._best, self._data, self.steps = evals, best, data, steps
+        self.game = game_of(run.cfg.env.game)
+        t, e = run.cfg.train, run.cfg.env
+        self.eval_episodes, self.final_games_per_level, self.final_games_level_9 = (
+            t.eval_episodes, t.final_games_per_level, t.final_games_level_9)
+        self.env_name, self.action_set, self.delay_frames = e.env, e.action_set, e.delay_frames
+        self.levels_text = _levels_text(env_levels(run.cfg))
+
+    def keep(self) -> tuple[ModelCheck, bytes, ModelCheck]:
+        """``(kept model's check, its file, the last model's check)``: the last model is checked as the periodic
+        checks are, then the better of it and the best checked one kept (``train.keep_best``) as
+        ``model.safetensors``."""
+        last = self.evals.run(self._data, self.cfg.train.progress_eval_episodes, self.minutes, self.steps)
+        chosen, chosen_data = better(self._best, last, self._data) if self.cfg.train.keep_best else (last, self._data)
+        atomic_write_bytes(self.run_dir / "model.safetensors", chosen_data)
+        return chosen, chosen_data, last
+
+    def play(self, data: bytes, episodes: int, levels: tuple[int, ...], seed: int) -> ModelCheck:
+        """The model in ``data`` over ``episodes`` spread over ``levels`` (not a point of the curve)."""
+        return self.evals.run(data, episodes, self.minutes, self.steps, seed=seed, record=False, levels=levels)
+
+    def baselines(self, episodes: int) -> dict[str, ModelCheck]:
+        """The game's scripted baselines over every report level (none with ``train.final_baselines = false``);
+        one scripted for other action sets than the run's plays its own, and the report says so."""
+        out = {}
+        for p in self.game.baselines if self.cfg.train.final_baselines else ():
+            a = scripted_action_set(p, self.cfg.env.action_set)
+            b = self.evals.run(b"", episodes, self.minutes, 0, policy=p, levels=REPORT_LEVELS, action_set=a)
+            out[p] = b if a is None else dataclasses.replace(
+                b, note=f"scripted for the {a!r} action set: played with it, not {self.cfg.env.action_set!r}")
+        return out
+
+    def report(self, model: ModelCheck, baselines: dict[str, ModelCheck], chosen: ModelCheck, last: ModelCheck,
+               level_9: ModelCheck | None = None, action_set: str | None = None,
+               delay_frames: int | None = None) -> RunReport:
+        """The run's report: ``model`` (the kept one's final score) with the baselines, the curve and the run's figures."""
+        return RunReport(model=model, baselines=baselines, run_dir=str(self.run_dir), curve=list(self.evals.points),
+                         kept="last" if chosen is last else "best", last_model_check=last,
+                         trained_levels=list(env_levels(self.cfg)), training=self.training,
+                         whole_games=self.game.whole_games, level_9=level_9, action_set=action_set,
+                         delay_frames=delay_frames)
+
+    def write(self, report: RunReport, baselines: dict[str, float], title: str, metric: str = "untouched_share") -> None:
+        """``eval.json`` and ``learning_curve.png`` (the curve's ``metric``, the baselines as labelled lines)."""
         from melee_agent.report.plots import learning_curve  # noqa: PLC0415
 
-        cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
-        if game_of(cfg.env.game).whole_games:
-            return self._finish_fights(evals, best, data, steps, rows)
-        # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
-        # last one is scored the same way first); DQN's greedy policy can swing between snapshots.
-        last = evals.run(data, cfg.train.progress_eval_episodes, minutes, steps)
-        chosen, chosen_data = better(best, last, data) if cfg.train.keep_best else (last, data)
-        atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
-        n = cfg.train.eval_episodes
-        c = chosen.result
-        self.log(f"kept model v{chosen.model_version} ({c.untouched_share:.0%} in its {c.episodes}-"
-                 f"episode check, worst level {_pct(c.untouched_share_worst_level)}; the last, "
-                 f"v{last.model_version}, had {last.result.untouched_share:.0%}); evaluating it over {n} new "
-                 f"episodes at each CPU level 1-9...")
-        per = n * len(REPORT_LEVELS)
-        r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
-        baselines = {p: evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS)
-                     for p in (BASELINES if cfg.train.final_baselines else ())}
-        curve = [p.to_json() for p in evals.points]
-        final = {**r.to_json(), "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir),
-                 "curve": curve, "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
-                 "trained_levels": list(env_levels(cfg)), "training": self.training}
-        atomic_write_json(run_dir / "eval.json", final)
-        learning_curve(curve, {f"{k} ({v.result.untouched_share:.0%}, levels 1-9)": v.result.untouched_share
-                               for k, v in baselines.items()},
-                       f"learning curve vs {cfg.env.env} CPU {_levels_text(env_levels(cfg))}",
-                       run_dir / "learning_curve.png")
-        self.log(f"vs arena CPU, {n} one-minute episodes at each level (untouched for a minute; model's mean "
-                 f"seconds to first hit):")
-        self.log(level_table(r.result, {p: b.result for p, b in baselines.items()}))
-        self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
-                 f"curve: {run_dir / 'learning_curve.png'}")
-        return final
+        doc = report.to_json()
+        atomic_write_json(self.run_dir / "eval.json", doc)
+        learning_curve(doc["curve"], baselines, title, self.run_dir / "learning_curve.png", metric=metric)
 
+    def log_table(self, model: ModelCheck, baselines: dict[str, ModelCheck], key: str) -> None:
+        self.log(level_table(model.result, {p: b.result for p, b in baselines.items()}, key=key))
 
-    def _finish_fights(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
-                       steps: int, rows: int) -> dict[str, Any]:
-        """The fight's final report: keep a model by win rate, play whole games at every level (and more at
-        level 9) with the baselines beside it, write eval.json and the win-rate learning curve."""
-        from melee_agent.report.plots import learning_curve  # noqa: PLC0415
-
-        cfg, run_dir, minutes = self.cfg, self.run_dir, self.minutes
-        t = cfg.train
-        last = evals.run(data, t.progress_eval_episodes, minutes, steps)
-        chosen, chosen_data = better(best, last, data) if t.keep_best else (last, data)
-        atomic_write_bytes(run_dir / "model.safetensors", chosen_data)
-        n, n9 = t.final_games_per_level, t.final_games_level_9
-        c = chosen.result
-        self.log(f"kept model v{chosen.model_version} (won {_pct(c.win_rate)} of its {_games(c)} check "
-                 f"games, worst level {_pct(c.win_rate_worst_level)}; the last, v{last.model_version}, won "
-                 f"{_pct(last.result.win_rate)}); playing {n} games at each CPU level 1-9 and {n9} more at level 9...")
-        per = n * len(REPORT_LEVELS)
-        r = evals.run(chosen_data, per, minutes, steps, seed=777, record=False, levels=REPORT_LEVELS)
-        level_9 = evals.run(chosen_data, n9, minutes, steps, seed=999, record=False, levels=(9,)) if n9 > 0 else None
-        baselines = {}
-        for p in FIGHT_BASELINES if t.final_baselines else ():
-            a = scripted_action_set(p, cfg.env.action_set)
-            b = evals.run(b"", per, minutes, 0, policy=p, levels=REPORT_LEVELS, action_set=a)
-            baselines[p] = b if a is None else dataclasses.replace(
-                b, note=f"scripted for the {a!r} action set: played with it, not {cfg.env.action_set!r}")
-        curve = [p.to_json() for p in evals.points]
-        final = {**r.to_json(), "level_9": level_9.to_json() if level_9 is not None else None,
-                 "baselines": {p: b.to_json() for p, b in baselines.items()}, "run_dir": str(run_dir), "curve": curve,
-                 "kept": "last" if chosen is last else "best", "last_model_check": last.to_json(),
-                 "trained_levels": list(env_levels(cfg)), "action_set": cfg.env.action_set,
-                 "delay_frames": cfg.env.delay_frames, "training": self.training}
-        atomic_write_json(run_dir / "eval.json", final)
-        learning_curve(curve, {f"{k} ({_pct(v.result.win_rate)}, levels 1-9)": v.result.win_rate or 0.0
-                               for k, v in baselines.items()},
-                       f"learning curve (fights) vs {cfg.env.env} CPU {_levels_text(env_levels(cfg))}",
-                       run_dir / "learning_curve.png", metric="win_rate")
-        self.log(f"vs arena CPU, {n} whole games at each level (win rate):")
-        self.log(level_table(r.result, {p: b.result for p, b in baselines.items()}, key="win_rate"))
-        g9 = level_9.result.fights if level_9 is not None else None
-        if g9 is not None:
-            self.log(f"level 9, {g9.games} more games: won {g9.win_rate:.1%} "
-                     f"({g9.wins}-{g9.losses}-{g9.draws}); KOs by {g9.ko_causes}; "
-                     f"stocks lost to {g9.lost_causes}")
-        self.log(f"model: {run_dir / 'model.safetensors'}   results: {run_dir / 'eval.json'}   "
-                 f"curve: {run_dir / 'learning_curve.png'}")
-        return final
+    def log_paths(self) -> None:
+        d = self.run_dir
+        self.log(f"model: {d / 'model.safetensors'}   results: {d / 'eval.json'}   curve: {d / 'learning_curve.png'}")
 
 
 def level_table(model: EvalResult, baselines: dict[str, EvalResult], key: str = "untouched_share") -> str:

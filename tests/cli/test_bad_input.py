@@ -51,10 +51,11 @@ def test_eval_plot_must_be_a_png(capsys):
 def test_compare_names_an_ignored_setting_no_run_has(tmp_path, capsys):
     from melee_agent.config import load_config, save_resolved_config
     from melee_agent.io.files import atomic_write_json
+    from tests.run_reports import check, fight_result, report
 
     run = tmp_path / "run"
     save_resolved_config(load_config("fight"), run)
-    atomic_write_json(run / "eval.json", {"curve": [], "win_rate": 1.0, "per_level": {}})
+    atomic_write_json(run / "eval.json", report(check(fight_result(1.0)), [check(fight_result(1.0))]).to_json())
     rc, err = _err(capsys, "compare", str(run), "--ignore", "learner.lrr")
     assert rc == 2 and "--ignore learner.lrr: no run has such a setting" in err
 

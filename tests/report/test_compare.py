@@ -1,7 +1,7 @@
 """`melee-agent compare`: run folders side by side, the settings that set them apart, groups, errors.
 
 The run folders here hold the real config of a shipped config file (``save_resolved_config``) and an
-``eval.json`` of the shape ``train`` writes; the end-to-end train tests compare the folders a real
+``eval.json`` built as ``train`` builds it (a ``RunReport``, tests/run_reports.py); the end-to-end train tests compare the folders a real
 ``train`` leaves (test_train_e2e.py, test_fight_train.py).
 """
 
@@ -15,10 +15,12 @@ import pytest
 from melee_agent.report import compare
 from melee_agent.cli.main import main
 from melee_agent.config import load_config, save_resolved_config
+from melee_agent.report.run_report import ModelCheck, TrainingFigures
+from tests.run_reports import check, dodge_result, fight_result, report
 
 
-def _check(minutes: float, mix: float, worst: float) -> dict:
-    return {"minutes": minutes, "win_rate": mix, "win_rate_worst_level": worst, "games": 45}
+def _check(minutes: float, mix: float, worst: float) -> ModelCheck:
+    return check(fight_result(mix, worst), minutes=minutes, version=1, step=1000)
 
 
 def _fight_run(root: Path, name: str, sets: list[str], level_9_wins: int, kos: dict[str, int],
@@ -26,15 +28,12 @@ def _fight_run(root: Path, name: str, sets: list[str], level_9_wins: int, kos: d
     run = root / name
     run.mkdir(parents=True)
     save_resolved_config(load_config("fight", sets), run)
-    per_level = {str(lv): {"win_rate": 1.0 if lv < 9 else level_9_wins / 1000} for lv in range(1, 10)}
-    report = {"policy": "model", "win_rate": 0.99, "win_rate_worst_level": level_9_wins / 1000, "per_level": per_level,
-              "curve": [_check(0.0, 0.0, 0.0), _check(5.0, 0.8, 0.2), _check(10.0, 1.0, 1.0)],
-              "kept": "last", "model_version": steps // 1000, "train_step": steps // 1000 * 1000,
-              "training": {"train_steps": steps, "rows": 3_000_000},
-              "level_9": {"games": 1000, "wins": level_9_wins, "losses": 1000 - level_9_wins, "draws": 0,
-                          "win_rate": level_9_wins / 1000, "stocks_taken_per_game": 3.9, "stocks_lost_per_game": 2.0,
-                          "ko_causes": kos}}
-    (run / "eval.json").write_text(json.dumps(report))
+    per_level = {lv: 1.0 if lv < 9 else level_9_wins / 1000 for lv in range(1, 10)}
+    model = check(fight_result(0.99, level_9_wins / 1000, per_level), version=steps // 1000, step=steps // 1000 * 1000)
+    level_9 = check(fight_result(level_9_wins / 1000, games=1000, ko_causes=kos, taken=3.9, lost=2.0))
+    doc = report(model, [_check(0.0, 0.0, 0.0), _check(5.0, 0.8, 0.2), _check(10.0, 1.0, 1.0)],
+                 TrainingFigures(train_steps=steps, rows=3_000_000), level_9, str(run)).to_json()
+    (run / "eval.json").write_text(json.dumps(doc))
     return run
 
 
@@ -106,13 +105,14 @@ def test_a_folder_that_is_not_a_finished_run_is_refused_by_name_and_nothing_is_w
     (going / "eval.json").write_text(json.dumps({"wins": 3}))
     with pytest.raises(compare.CompareError, match="not a training run's report"):
         compare.load_run(going)
-    report = json.loads((good / "eval.json").read_text())
-    for damage, why in (({"curve": None}, "curve is not a list"), ({"curve": [1, 2]}, "curve is not a list"),
-                        ({"per_level": {"9": None}}, "per_level is not levels"),
-                        ({"per_level": {"nine": {"win_rate": 1.0}}}, "per_level is not levels"),
-                        ({"level_9": {**report["level_9"], "ko_causes": None, "stocks_lost_per_game": "x"}},
-                         "stocks or a win rate")):
-        (going / "eval.json").write_text(json.dumps({**report, **damage}))
+    doc = json.loads((good / "eval.json").read_text())
+    for damage, why in (({"curve": None}, "'curve' must be a list"), ({"curve": [1, 2]}, "curve point 0: must be a JSON"),
+                        ({"per_level": {"9": None}}, "per_level 9: must be a JSON object"),
+                        ({"per_level": {"nine": {"win_rate": 1.0}}}, "'per_level' must be keyed by CPU level"),
+                        ({"level_9": {**doc["level_9"], "stocks_lost_per_game": "x"}},
+                         "level_9: field 'stocks_lost_per_game' must be int or float"),
+                        ({"level_9": {**doc["level_9"], "ko_causes": None}}, "level_9: field 'ko_causes' must be dict")):
+        (going / "eval.json").write_text(json.dumps({**doc, **damage}))
         with pytest.raises(compare.CompareError, match=f"{going}/eval.json: not a training run's report.*{why}"):
             compare.load_run(going)
 
@@ -122,8 +122,8 @@ def test_fights_and_dodging_runs_are_not_mixed(tmp_path):
     dodge = tmp_path / "dodge"
     dodge.mkdir()
     save_resolved_config(load_config("default"), dodge)
-    (dodge / "eval.json").write_text(json.dumps({"untouched_share": 0.9, "curve": [
-        {"minutes": 1.0, "untouched_share": 0.5, "untouched_share_worst_level": 0.2}]}))
+    doc = report(check(dodge_result(0.9)), [check(dodge_result(0.5, 0.2), minutes=1.0)]).to_json()
+    (dodge / "eval.json").write_text(json.dumps(doc))
     d = compare.load_run(dodge)
     assert not d.fights and d.metric == "untouched_share"
     dodging = compare.summarize([d])
@@ -137,11 +137,11 @@ def test_fights_and_dodging_runs_are_not_mixed(tmp_path):
 def test_missing_figures_stay_missing_and_names_and_absent_settings_are_told_apart(tmp_path, capsys):
     old = _fight_run(tmp_path / "a", "R", [], 950, {"usmash": 1})
     new = _fight_run(tmp_path / "b", "R", ["env.delay_frames=18"], 900, {"usmash": 3, "bair": 1})
-    report = json.loads((old / "eval.json").read_text())
-    del report["training"]  # a report from before eval.json kept the run's totals
-    report["level_9"] = None  # a run with final_games_level_9 = 0
-    report["curve"] = [{"minutes": 5.0, "win_rate": 0.6}]  # a check without a worst level
-    (old / "eval.json").write_text(json.dumps(report))
+    doc = json.loads((old / "eval.json").read_text())
+    del doc["training"]  # a report from before eval.json kept the run's totals
+    doc["level_9"] = None  # a run with final_games_level_9 = 0
+    doc["curve"] = [check(fight_result(0.6), minutes=5.0).to_json()]  # a check without a worst level
+    (old / "eval.json").write_text(json.dumps(doc))
     config = json.loads((old / "config.json").read_text())
     del config["learner"]["huber_delta"]  # a config from before that setting existed
     (old / "config.json").write_text(json.dumps(config))
