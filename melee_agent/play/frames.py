@@ -87,9 +87,11 @@ class PlayFrame:
 
         began = time.monotonic()
         try:
+            # Made as the session makes each frame's (outside inference mode): the graph's guards check a
+            # tensor's dispatch keys, and an inference tensor here would make the first real frame compile again.
+            rest = pads_of((AT_REST, AT_REST), self.arena.device)
             with torch.inference_mode():
                 state = pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, self.arena.state)
-                rest = pads_of((AT_REST, AT_REST), self.arena.device)
                 fn = compiled(self.eager, self.arena.device)
                 for _ in range(2):  # the first call also reads the output's structure eagerly
                     state = fn(state, rest, self.arena._consts, self.noop).state

@@ -26,7 +26,7 @@ def _args(**kw) -> argparse.Namespace:
 
 
 def _state(url: str) -> dict:
-    return httpx.get(f"{url}/v1/state", timeout=10).json()
+    return httpx.get(f"{url}/v1/state", timeout=60).json()  # slow while the frame compiles (it shares the GIL)
 
 
 def _hold_frames(driver, url: str, key: str, frames: int) -> None:
