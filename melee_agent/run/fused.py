@@ -24,7 +24,7 @@ Example::
     >>> cfg = load_config("small", ["manager.burn_in=64", "fused.envs=4"])
     >>> with tempfile.TemporaryDirectory() as d:
     ...     fused = FusedTrainer(cfg, d)
-    ...     fused.work(seconds=0.0, chunks=12)
+    ...     fused.work(seconds=0.0, chunks=40)
     ...     steps, rows, version = fused.progress()
     ...     fused.stop()
     >>> steps > 0 and rows > 64
