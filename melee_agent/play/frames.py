@@ -73,19 +73,12 @@ class PlayFrame:
         self.fast = None
         self.noop = torch.full((arena.num_envs,), arena.noop_index, dtype=torch.long, device=arena.device)
         self.kind = "eager"
-        self.compile_seconds: float | None = None
-        self.ready = threading.Event()
         if compile:
             self.kind = "compiling"
             threading.Thread(target=self._compile, name="play-compile", daemon=True).start()
-        else:
-            self.ready.set()
 
     def _compile(self) -> None:
         """Build the compiled frame on a copy of the game (the game goes on meanwhile, eager)."""
-        import time  # noqa: PLC0415
-
-        began = time.monotonic()
         try:
             # Made as the session makes each frame's (outside inference mode): the graph's guards check a
             # tensor's dispatch keys, and an inference tensor here would make the first real frame compile again.
@@ -96,13 +89,10 @@ class PlayFrame:
                 for _ in range(2):  # the first call also reads the output's structure eagerly
                     state = fn(state, rest, self.arena._consts, self.noop).state
             self.fast = fn
-            self.compile_seconds = time.monotonic() - began
             self.kind = "compiled"
         except Exception as e:  # noqa: BLE001 - the game plays on eagerly, and says why
             traceback.print_exc()
             self.kind = f"eager (compile failed: {type(e).__name__}: {e})"
-        finally:
-            self.ready.set()
 
     @torch.inference_mode()
     def __call__(self, raw: Pads) -> FrameStep:
@@ -114,9 +104,4 @@ class PlayFrame:
         return step
 
 
-def play_frame(arena: Arena, raw: Pads, cpu: bool) -> FrameStep:
-    """One eager frame (:class:`PlayFrame` without compiling): what tests drive directly."""
-    return PlayFrame(arena, cpu, compile=False)(raw)
-
-
-__all__ = ["PlayFrame", "play_frame", "cpu_frame", "pads_frame"]
+__all__ = ["PlayFrame", "cpu_frame", "pads_frame"]
