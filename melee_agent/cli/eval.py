@@ -175,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
         cfg.dolphin.save_replays, cfg.dolphin.replay_dir = True, str(replays)
     rows = evaluate_levels(cfg, args.policy, levels, args.episodes, args.envs, args.device, args.seed,
                            progress=not args.no_progress and sys.stderr.isatty())
-    what = game_of(cfg.env.game).episodes_text
+    game = game_of(cfg.env.game)
+    what = game.episodes_words((cfg.env.clock_frames or 28_800) if game.whole_games else cfg.env.max_frames)
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
     print(format_table(rows))
     results = [r.result for r in rows]

@@ -62,8 +62,18 @@ class Game:
     whole_games: bool  # an episode is a whole game (stocks and a clock), not dodging until hit
     headline: str  # the EvalResult share a report leads with, per level and at the worst level
     headline_word: str  # what that share counts, in a sentence ("95% untouched", "95% won")
-    episodes_text: str  # what `eval` plays, in its header
+    episodes_text: str  # what `eval` plays, in its header; {minutes} is the game's clock or cut, m:ss
     baselines: tuple[str, ...]  # the scripted policies the final report plays beside the model
+
+    def episodes_words(self, frames: int) -> str:
+        """What one episode is, for `eval`'s header, with its clock or cut of ``frames`` (60 a second).
+
+        >>> from melee_agent.games import game_of
+        >>> game_of("fight").episodes_words(28_800), game_of("dodge").episodes_words(1_800)
+        ('whole games (4 stocks, 8:00)', 'episodes of up to 0:30')
+        """
+        seconds = frames // 60
+        return self.episodes_text.format(minutes=f"{seconds // 60}:{seconds % 60:02d}")
 
     @property
     def worst_level_key(self) -> str:

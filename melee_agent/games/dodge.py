@@ -52,4 +52,4 @@ class Dodge(Game):
 
 
 DODGE = Dodge(name="dodge", config="default", whole_games=False, headline="untouched_share",
-              headline_word="untouched", episodes_text="one-minute episodes", baselines=("noop", "random"))
+              headline_word="untouched", episodes_text="episodes of up to {minutes}", baselines=("noop", "random"))

@@ -62,4 +62,4 @@ class Fight(Game):
 
 
 FIGHT = Fight(name="fight", config="fight", whole_games=True, headline="win_rate", headline_word="won",
-              episodes_text="whole games (4 stocks, 8:00)", baselines=("noop", "random", "dodger", "fighter"))
+              episodes_text="whole games (4 stocks, {minutes})", baselines=("noop", "random", "dodger", "fighter"))

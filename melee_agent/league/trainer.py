@@ -45,7 +45,7 @@ from melee_agent.league.pool import Pool, PoolMember
 from melee_agent.league.pool_opponents import PoolOpponents
 from melee_agent.league.results_env import ResultsEnv
 from melee_agent.league.schedule import SnapshotSchedule
-from melee_agent.run.fused import FusedTrainer, fused_envs
+from melee_agent.run.fused import FusedTrainer, fused_envs, repeat
 
 LOG_EVERY_S = 2.0  # league/ scalars, as often as the fused trainer's status scalars
 
@@ -144,11 +144,7 @@ class LeagueTrainer:
 
     def work(self, seconds: float, chunks: int | None = None) -> None:
         """Run the league's loop for ``seconds`` of wall time (or exactly ``chunks`` rounds)."""
-        end = time.monotonic() + seconds
-        done = 0
-        while (chunks is None and time.monotonic() < end) or (chunks is not None and done < chunks):
-            self.round()
-            done += 1
+        repeat(self.round, seconds, chunks)
 
     def stop(self) -> None:
         self.log(force=True)

@@ -57,6 +57,16 @@ def fused_envs(cfg: Config) -> int:
     return cfg.fused.envs or cfg.worker.envs * cfg.train.workers
 
 
+def repeat(step: Callable[[], None], seconds: float, times: int | None = None) -> None:
+    """Call ``step`` until ``seconds`` of wall time have passed, or exactly ``times`` times when given (a test's
+    count, independent of the machine's speed)."""
+    end = time.monotonic() + seconds
+    done = 0
+    while (times is None and time.monotonic() < end) or (times is not None and done < times):
+        step()
+        done += 1
+
+
 class FusedTrainer:
     """The arena, acting, rows, replay and learner of one run, on one device (see the module's docstring).
 
@@ -124,11 +134,7 @@ class FusedTrainer:
     # --- the loop ---
     def work(self, seconds: float, chunks: int | None = None) -> None:
         """Play and train for ``seconds`` of wall time (or exactly ``chunks`` chunks)."""
-        end = time.monotonic() + seconds
-        done = 0
-        while (chunks is None and time.monotonic() < end) or (chunks is not None and done < chunks):
-            self.chunk()
-            done += 1
+        repeat(self.chunk, seconds, chunks)
 
     def chunk(self, player: SegmentPlayer | None = None) -> None:
         """One chunk: play (``player``, default the first), write the rows, take the train steps they earn."""
