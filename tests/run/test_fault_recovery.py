@@ -23,7 +23,7 @@ from tests.manager_kit import wait_for
 ROOT = Path(__file__).resolve().parents[2]
 FLAGS = ["--config", "small", "--set", "manager.burn_in=500", "--set", "manager.checkpoint_every=150",
          "--set", "worker.segment_seconds=1"]
-SEGMENTS = 40
+SEGMENTS = 30  # the manager is killed about 10 segments in; the rest are played across the outage and after
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ def test_manager_and_two_arena_workers_train_publish_and_log(tmp_path):
     url = manager.url
     try:
         workers = [subprocess.Popen([*CLI, "worker", *common, "--manager", url, "--worker-index", str(i),
-                                     "--num-workers", "2", "--segments", "12", "--seed", str(i),
+                                     "--num-workers", "2", "--segments", "8", "--seed", str(i),
                                      "--json", str(tmp_path / f"worker-{i}.json")],
                                     cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                    for i in range(2)]
