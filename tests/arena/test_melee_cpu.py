@@ -179,6 +179,7 @@ def level9_report():
     return cpu_report.report("melee", 9, envs=8, frames=240, scenarios=("standing", "recovery"))
 
 
+@pytest.mark.slow
 def test_report_level_9_jab_and_grab_first_no_charged_smash_few_aerials(level9_report):
     sh = level9_report["shares"]
     attacks = ("jab", "ftilt", "utilt", "dtilt", "fsmash", "usmash", "dsmash", "dash_attack", "grab", "dash_grab")
@@ -188,6 +189,7 @@ def test_report_level_9_jab_and_grab_first_no_charged_smash_few_aerials(level9_r
     assert sum(level9_report["choices"][k] for k in attacks) > 0
 
 
+@pytest.mark.slow
 def test_report_level_9_recovers_with_jumps_and_a_fixed_up_b_angle(level9_report):
     r = level9_report["scenarios"]["recovery"]
     assert r["side_b"] == 0 and r["air_dodge"] == 0  # [W-flaws]: only jumps and up-B
@@ -199,6 +201,7 @@ def test_report_level_9_recovers_with_jumps_and_a_fixed_up_b_angle(level9_report
     assert "recovery:" in text and "jab" in text
 
 
+@pytest.mark.slow
 def test_the_melee_cpu_never_holds_a_for_a_charge():
     # Smashes are a one-frame press (never charged, [W-flaws]): A is never held two frames running.
     env = fight(8, level=9, cpu="melee")

@@ -48,6 +48,7 @@ def test_all_levels_draw_a_plot_and_random_lasts_longer_at_level_1(tmp_path):
     assert Path(r["plot"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_a_model_file_is_a_policy(tmp_path):
     path = tmp_path / "m.safetensors"
     save_model(path, DuelingDQN(num_actions=5), version=1, train_step=0, action_set="untouchable")

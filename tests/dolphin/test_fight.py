@@ -338,6 +338,7 @@ def test_dolphin_fight_eval_cli_against_the_standin_counts_the_game_as_the_repla
     assert row[2:6] == ["100.0%", "1-0-0", "4.00", "0.00"], proc.stdout  # win rate, W-L-D, stocks taken, lost
 
 
+@pytest.mark.slow
 def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):
     # libmelee_test_game_1 runs out (TIME!) with port 1 a stock down: Melee ends the game before
     # the 8:00 clock would. The episode is the game's, terminal, and the agent lost it.
@@ -436,6 +437,7 @@ def _two_noop_games_on_the_standin(tmp_path: Path, faults: list[dict] | None = N
     return exe, env, ends, r
 
 
+@pytest.mark.slow
 def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_counts_as_the_game_s_end(tmp_path):
     # Melee plays sudden death after TIME! with stocks tied; the agent plays none of it, and the
     # game's episode ends (terminal, game over) at time: by the rules here (docs/design.md
@@ -452,6 +454,7 @@ def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_coun
     assert r["games"] == 2 and r["draws"] == 2 and r["episodes_cut"] == 0
 
 
+@pytest.mark.slow
 def test_dolphin_fight_a_game_melee_ended_stays_a_game_when_dolphin_dies_on_the_results_screen(tmp_path):
     # The game was over (TIME!, then sudden death) before Dolphin died in the menus: its episode is
     # a game Melee ended, not one the restart cut; the restart only costs the way to the next game.
@@ -463,6 +466,7 @@ def test_dolphin_fight_a_game_melee_ended_stays_a_game_when_dolphin_dies_on_the_
     assert r["games"] == 2 and r["draws"] == 2 and r["episodes_cut"] == 0
 
 
+@pytest.mark.slow
 def test_dolphin_fight_eval_plays_another_game_for_each_one_a_restart_cut(tmp_path):
     # Dolphin dies mid-game (fault "exit" at frame 100 of the first game): that episode is cut, not a
     # game, and evaluate plays one more, so the two games asked for are two games.

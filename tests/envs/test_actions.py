@@ -129,6 +129,7 @@ def _queues_at_decisions(action_set: str, delay: int) -> list[tuple[np.ndarray, 
     return out
 
 
+@pytest.mark.slow
 def test_padded_to_the_delay_the_frames_in_flight_are_the_previous_macros_tail():
     """Why `fight:18` exists: at 18 frames of delay, with every macro 18 frames or more, what is still on its
     way to the game when the agent decides is the end of the one macro its state names (previous action)."""

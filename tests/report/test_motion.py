@@ -122,6 +122,7 @@ def test_turn_faces_back_on_its_sixth_frame() -> None:
 
 
 @needs_replays
+@pytest.mark.slow
 def test_replays_are_followed_frame_by_frame(tmp_path: Path) -> None:
     # Measured on ../shared/replays, the opponent's body push left out (docs/motion.md): Fox 97.1% of 34 stretches within
     # 1 unit for their whole length, Marth 100% of 38 (issue 49's bar: 90%). A motion regression (the walk or dash ramp,

@@ -245,6 +245,7 @@ def test_a_check_that_would_end_past_the_budget_is_skipped():
     assert not check_due(3_575.0, 3_300.0, end, 5.0)  # whatever the last took, 30 s is the least a check is given
 
 
+@pytest.mark.slow
 def test_a_fight_eval_at_one_level_has_per_level_too(tmp_path):
     """docs/design.md lists per_level among a fight eval's keys, one level or several (it was left out for one)."""
     from melee_agent.cli.main import main
