@@ -20,6 +20,7 @@ from melee_agent.config import Config, default_run_dir, env_levels
 from melee_agent.games import game_of
 from melee_agent.io.files import atomic_write_json
 from melee_agent.envs.make import ENVS, eval_config, make_env, make_eval_env
+from melee_agent.envs.rewards import GAME_FRAMES
 from melee_agent.report.evaluate import EvalResult, GameFigures, evaluate, merge_games
 from melee_agent.report.plots import per_level_bars
 from melee_agent.rl.policies import make_policy
@@ -176,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     rows = evaluate_levels(cfg, args.policy, levels, args.episodes, args.envs, args.device, args.seed,
                            progress=not args.no_progress and sys.stderr.isatty())
     game = game_of(cfg.env.game)
-    what = game.episodes_words((cfg.env.clock_frames or 28_800) if game.whole_games else cfg.env.max_frames)
+    what = game.episodes_words((cfg.env.clock_frames or GAME_FRAMES) if game.whole_games else cfg.env.max_frames)
     print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
     print(format_table(rows))
     results = [r.result for r in rows]
