@@ -13,7 +13,9 @@ from melee_agent.io.files import atomic_write_json
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ladder", help="a round robin of models (either port) and CPU levels in the arena, rated by Elo")
-    p.add_argument("models", nargs="*", metavar="MODEL", help="model files (.safetensors); each plays its own character")
+    p.add_argument("models", nargs="*", metavar="MODEL",
+                   help="model files (.safetensors); each plays its own character, or the one a ':fox' or ':marth' "
+                        "suffix names (MODEL:marth)")
     p.add_argument("--cpu-levels", type=int, nargs="*", default=[], metavar="L", help="CPU levels 1-9 to enter (Marth)")
     p.add_argument("--games", type=int, default=100, help="games per pair, side by side (default 100)")
     p.add_argument("--clock-frames", type=int, default=0,
@@ -37,14 +39,15 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--games must be at least 2 and --clock-frames 0 or more")
     if not args.models:
         raise ValueError("give at least one model file")
-    for m in args.models:
+    models = [ladder.split_model_arg(m) for m in args.models]
+    for m, _ in models:
         if not Path(m).is_file():
             raise FileNotFoundError(f"model file not found: {m}")
     if len(args.models) + len(args.cpu_levels) < 2:
         raise ValueError("a ladder needs two entrants: more model files or --cpu-levels")
-    members = [ladder.model_member(m, args.action_set) for m in args.models]
+    members = [ladder.model_member(m, args.action_set, character) for m, character in models]
     if len({m.name for m in members}) != len(members):  # two model.safetensors in different run folders
-        members = [ladder.Member(m.path, m.path, None, m.character) for m in members]
+        members = [ladder.Member(f"{m.path} as {m.character}", m.path, None, m.character) for m in members]
     members += [ladder.Member(f"cpu{lv}", level=lv) for lv in args.cpu_levels]
     doc = ladder.round_robin(members, args.games, args.action_set, args.clock_frames or None, args.seed, args.device)
     print(ladder.format_table(doc))

@@ -34,13 +34,34 @@ class Member:
     character: str = "marth"
 
 
-def model_member(path: str | Path, action_set: str) -> Member:
-    """A model file as an entrant; its character from the file's metadata (Fox where the file predates it)."""
+def model_member(path: str | Path, action_set: str, character: str | None = None) -> Member:
+    """A model file as an entrant; its character from the file's metadata (Fox where the file predates it),
+    or ``character`` where given (a model plays any character's port; its name then says which)."""
     from melee_agent.rl.model import load_model  # noqa: PLC0415
 
     _, meta = load_model(path, action_set=action_set)
-    return Member(Path(path).stem if Path(path).stem != "model" else str(path), path=str(path),
-                  character=meta.get("character", "fox"))
+    name = Path(path).stem if Path(path).stem != "model" else str(path)
+    own = meta.get("character", "fox")
+    if character is not None and character != own:
+        return Member(f"{name} as {character}", path=str(path), character=character)
+    return Member(name, path=str(path), character=own)
+
+
+def split_model_arg(arg: str) -> tuple[str, str | None]:
+    """``MODEL[:CHARACTER]`` as (path, character or None): ``a.safetensors:marth`` plays Marth whatever the file
+    records; a suffix that names no character stays part of the path.
+
+    >>> split_model_arg("runs/a/model.safetensors:marth")
+    ('runs/a/model.safetensors', 'marth')
+    >>> split_model_arg("runs/a/model.safetensors")
+    ('runs/a/model.safetensors', None)
+    """
+    from melee_agent.arena.ports import CHARACTER_NAMES  # noqa: PLC0415
+
+    head, sep, tail = arg.rpartition(":")
+    if sep and tail.lower() in CHARACTER_NAMES:
+        return head, tail.lower()
+    return arg, None
 
 
 def _policy(member: Member, action_set: str, device: str):
@@ -91,6 +112,7 @@ def round_robin(members: list[Member], games: int, action_set: str = "fight", cl
     if games < 2:
         raise ValueError(f"games must be at least 2 (one per port between two models), got {games}")
     records: dict[tuple[str, str], tuple[int, int, int]] = {}
+    by_port: dict[tuple[str, str], dict[str, dict[str, int]]] = {}  # two models: a's record from each port
     for a, b in combinations(members, 2):
         if a.path is None and b.path is None:
             continue  # two CPUs: no game (the CPU plays port 1 only)
@@ -98,25 +120,43 @@ def round_robin(members: list[Member], games: int, action_set: str = "fight", cl
             a, b = b, a
         if b.path is None:
             records[(a.name, b.name)] = play(a, b, games, action_set, clock_frames, seed, device)
+            by_port[(a.name, b.name)] = {"a_on_port_0": _record(*records[(a.name, b.name)])}
             continue
         half = games // 2
         w1, l1, d1 = play(a, b, half, action_set, clock_frames, seed, device)
         w2, l2, d2 = play(b, a, games - half, action_set, clock_frames, seed + 1, device)
         records[(a.name, b.name)] = (w1 + l2, l1 + w2, d1 + d2)
+        by_port[(a.name, b.name)] = {"a_on_port_0": _record(w1, l1, d1), "a_on_port_1": _record(l2, w2, d2)}
     elo = ratings.fit(records, prior_games=PRIOR_GAMES)
     rows = [{"name": m.name, "kind": "model" if m.path else "cpu", "character": m.character,
              "path": m.path, "cpu_level": m.level, "elo": round(elo.get(m.name, ratings.ANCHOR), 1)}
             for m in members]
     rows.sort(key=lambda r: -r["elo"])
     return {"games_per_pair": games, "clock_frames": clock_frames, "action_set": action_set, "ratings": rows,
-            "records": [{"a": a, "b": b, "wins": w, "losses": lo, "draws": d} for (a, b), (w, lo, d) in records.items()]}
+            "records": [{"a": a, "b": b, "wins": w, "losses": lo, "draws": d, "by_port": by_port[(a, b)]}
+                        for (a, b), (w, lo, d) in records.items()]}
+
+
+def _record(wins: int, losses: int, draws: int) -> dict[str, int]:
+    return {"wins": wins, "losses": losses, "draws": draws}
+
+
+def _share(r: dict[str, int]) -> str:
+    n = r["wins"] + r["losses"] + r["draws"]
+    return f"{r['wins']}-{r['losses']}-{r['draws']} ({100.0 * r['wins'] / n:.1f}%)" if n else "-"
 
 
 def format_table(doc: dict[str, Any]) -> str:
+    """The ratings, then every pair's record from ``a``'s side: in all and from each port (W-L-D, won %)."""
     rows = [["entrant", "kind", "character", "Elo"]]
     rows += [[r["name"], r["kind"] + (f" {r['cpu_level']}" if r["cpu_level"] else ""), r["character"], f"{r['elo']:.0f}"]
              for r in doc["ratings"]]
-    return text_table(rows)
+    pairs = [["a", "b", "a's record", "a on port 0", "a on port 1"]]
+    for r in doc["records"]:
+        ports = r.get("by_port", {})
+        pairs.append([r["a"], r["b"], _share(r),
+                      *(_share(ports[k]) if k in ports else "-" for k in ("a_on_port_0", "a_on_port_1"))])
+    return text_table(rows) + "\n\n" + text_table(pairs)
 
 
 def plot(doc: dict[str, Any], path: str | Path) -> None:

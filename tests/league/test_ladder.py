@@ -39,8 +39,36 @@ def test_ladder_prints_a_table_and_writes_json_and_a_plot(tmp_path, capsys):
     assert {r["name"] for r in doc["ratings"]} == {"a", "b", "cpu1"}
     assert {r["character"] for r in doc["ratings"] if r["name"] == "b"} == {"marth"}
     assert len(doc["records"]) == 3 and all(r["wins"] + r["losses"] + r["draws"] == 2 for r in doc["records"])
+    for r in doc["records"]:  # each port's record adds up to the pair's: one game from each port between models
+        ports = r["by_port"]
+        for key in ("wins", "losses", "draws"):
+            assert sum(p[key] for p in ports.values()) == r[key]
+        assert set(ports) == ({"a_on_port_0"} if r["b"] == "cpu1" else {"a_on_port_0", "a_on_port_1"})
+        if r["b"] != "cpu1":
+            assert [sum(p.values()) for p in ports.values()] == [1, 1]
     assert (tmp_path / "l.png").read_bytes()[:4] == b"\x89PNG"
-    assert "Elo" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Elo" in out and "a on port 0" in out and "a on port 1" in out
+
+
+@pytest.mark.slow
+def test_a_character_suffix_puts_a_model_on_another_character(tmp_path, capsys):
+    """``MODEL:marth`` plays Marth whatever the file records; the entrant's name says so, and the same file may
+    enter twice as two characters."""
+    a = _model(tmp_path / "a.safetensors", 1, "fox")
+    rc = main(["ladder", a, a + ":marth", "--games", "2", "--clock-frames", "60", "--json", str(tmp_path / "l.json")])
+    assert rc == 0
+    doc = json.loads((tmp_path / "l.json").read_text())
+    assert {(r["name"], r["character"]) for r in doc["ratings"]} == {("a", "fox"), ("a as marth", "marth")}
+    assert (doc["records"][0]["a"], doc["records"][0]["b"]) == ("a", "a as marth")
+
+
+def test_split_model_arg_keeps_colons_that_name_no_character():
+    from melee_agent.league.ladder import split_model_arg
+
+    assert split_model_arg("x.safetensors:Marth") == ("x.safetensors", "marth")
+    assert split_model_arg("dir:1/x.safetensors") == ("dir:1/x.safetensors", None)
+    assert split_model_arg("x.safetensors:fox") == ("x.safetensors", "fox")
 
 
 def test_ladder_refuses_bad_input_before_playing(tmp_path, capsys):
