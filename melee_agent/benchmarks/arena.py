@@ -32,18 +32,21 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eager", action="store_true", help="run the simulator op by op instead of compiled")
     p.add_argument("--game", default="dodge", choices=("dodge", "fight"), help="the arena's game (default: %(default)s)")
     p.add_argument("--delay", type=flags.nonneg_int, default=0, help="input delay in frames (default: %(default)s)")
+    p.add_argument("--cpu", default="melee", choices=("melee", "designed"),
+                   help="the CPU on port 1: Melee's own (what the configs train against) or the designed one "
+                        "(what this bench played before it had the flag) (default: %(default)s)")
     p.add_argument("--action-set", default=None,
                    help="the action set played (default: the game's own: untouchable for dodge, fight for fight)")
 
 
 @torch.inference_mode()
 def _measure(B: int, kind: str, seconds: float, device: str, compile: bool, game: str = "dodge",
-             delay: int = 0, action_set: str | None = None) -> dict[str, float]:
+             delay: int = 0, action_set: str | None = None, cpu: str = "melee") -> dict[str, float]:
     from melee_agent.arena import Arena  # noqa: PLC0415
     from melee_agent.rl.model import DuelingDQN  # noqa: PLC0415
 
     env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile, game=game, delay_frames=delay,
-                action_set=action_set)
+                action_set=action_set, cpu=cpu)
     obs = env.reset()
     torch.manual_seed(0)  # the same (untrained) network every run, so runs compare
     model = DuelingDQN(num_actions=env.num_actions).to(device).eval()
@@ -109,11 +112,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for B in sizes:
         for kind in ("noop", "random", "dqn"):
             t0 = time.perf_counter()
-            rows.append(_measure(B, kind, seconds, args.device, compile, args.game, args.delay, action_set))
+            rows.append(_measure(B, kind, seconds, args.device, compile, args.game, args.delay, action_set, args.cpu))
             # One line per loop as it ends: compiling a large B takes minutes, and a run cut short still shows these.
             print(f"  B={B:,} {kind}: {rows[-1]['frames_per_s']:,.0f} frames/s ({time.perf_counter() - t0:.0f} s, "
                   f"{'compiling' if compile else 'setup'} included)", file=sys.stderr, flush=True)
-    print(f"arena game frames per second, summed over environments (game {args.game}, actions {action_set} "
+    print(f"arena game frames per second, summed over environments (game {args.game}, CPU {args.cpu} level 9, "
+          f"actions {action_set} "
           f"(noop: {noop_frames} frame{'s' if noop_frames > 1 else ''}), delay {args.delay}, {args.device}, "
           f"{'compiled' if compile else 'eager'}, {torch.get_num_threads()} threads; one Dolphin = 60 frames/s)")
     print(f"{'envs':>6}  {'noop':>12}  {'random':>12}  {'dqn':>12}  {'ms/call (noop)':>14}  {'frames/decision (dqn)':>21}")
@@ -137,6 +141,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"target {name}: {t['target']:,} -> {'n/a' if m is None else f'{m:,.0f}'} "
               f"({'met' if t['met'] else 'NOT met'})")
     gpu = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else None
-    return {"device": args.device, "gpu": gpu, "torch": torch.__version__, "compiled": compile, "game": args.game, "action_set": action_set, "delay_frames": args.delay, "threads": torch.get_num_threads(), "results": rows,
+    return {"device": args.device, "gpu": gpu, "torch": torch.__version__, "compiled": compile, "game": args.game, "cpu": args.cpu,
+            "action_set": action_set, "delay_frames": args.delay, "threads": torch.get_num_threads(), "results": rows,
             "targets": targets,
             "best_noop_frames_per_s": best_noop}

@@ -30,6 +30,7 @@ def test_bench_arena_quick(tmp_path):
     assert loops == {(b, k) for b in (1, 64) for k in ("noop", "random", "dqn")}
     assert all(x["frames_per_s"] > 0 for x in r["results"])
     assert r["compiled"] is False and r["action_set"] == "untouchable"  # the dodging game's own set
+    assert r["cpu"] == "melee" and "CPU melee level 9" in proc.stdout  # what the configs train against
     assert all(x["frames_per_decision"] == 1.0 for x in r["results"] if x["loop"] == "noop")  # its noop: one frame
     assert all(1.0 <= x["frames_per_decision"] <= 32 for x in r["results"] if x["loop"] != "noop")
     assert set(r["targets"]) == {"noop_frames_per_s_at_4096", "dqn_frames_per_s_best"}
@@ -37,6 +38,10 @@ def test_bench_arena_quick(tmp_path):
     # Each loop is told of as it ends (on stderr), so a run cut short by a time limit still shows them.
     told = re.findall(r"B=([\d,]+) (noop|random|dqn): [\d,]+ frames/s \(\d+ s, setup included\)", proc.stderr)
     assert told == [(str(b), k) for b in (1, 64) for k in ("noop", "random", "dqn")]
+    designed = _bench("arena", tmp_path / "designed.json", "--eager", "--game", "fight", "--cpu", "designed")
+    assert designed.returncode == 0, designed.stderr
+    assert json.loads((tmp_path / "designed.json").read_text())["cpu"] == "designed"
+    assert "game fight, CPU designed level 9" in designed.stdout
     bad = _bench("arena", out, "--eager", "--action-set", "nosuch")
     assert bad.returncode != 0 and "--action-set" in bad.stderr and "nosuch" in bad.stderr
 
