@@ -60,11 +60,16 @@ SMART_FROM_LEVEL = 7
 # The dodging game's ``melee`` CPU (``cpu = "melee"``): the same knobs set from Melee's own CPU where the sources
 # give them ([D] doldecomp/melee src/melee/ft/ftcpuattack.c, as cited in arena/fight/melee_cpu.py):
 #
-# * aggression and punish: the CPU attacks on any frame an entry of its attack list reaches the agent
+# * aggression: the CPU attacks on any frame an entry of its attack list reaches the agent
 #   [D ftCo_800B4AB0] -- but levels 1-4 only on part of each cycle [D ftCo_800B885C]: level 1 on 119 of 300
 #   frames, 2: 179/300, 3: 119/240, 4: 179/240; 5-9 always. Here that share is a chance per frame (the game's
-#   cycle is a counter: drawn per frame instead is a guess); punishing is the same choice (the game has no
-#   separate punish rule), so ``punish`` = ``aggression``.
+#   cycle is a counter: drawn per frame instead is a guess).
+# * punish 0: the game has no punish rule. Its choice [D ftCo_800B4AB0] tests each entry's reach box against
+#   the target's position moved on by its last frame's speed (``pos_delta``) for the entry's startup, and
+#   nothing else of the target: not where a roll will end, not when its intangibility or its lag ends. The
+#   dodging arena's punish rule (an attack timed to land the frame the agent turns hittable, where its roll
+#   carries it) is the designed CPU's, so the ``melee`` CPU does without it: it attacks by reach alone, into
+#   spot dodges and rolls too.
 # * accuracy 1: the CPU draws only among entries whose reach box holds the agent [D ftCo_800B4AB0].
 # * rest and recover: the wait the CPU takes before playing a chosen attack, int(span x u) + base frames
 #   [D ftCo_800B63D8]: level 1 5-39 ... level 8 0-4, level 9 none. The dodging arena waits after an attack instead
@@ -72,16 +77,20 @@ SMART_FROM_LEVEL = 7
 # * reaction 1: the CPU reads the opponent's state as the last frame left it [D ftCo_800BB104 reads the hitboxes'
 #   previous positions]; no wait of its own before a punish.
 # * approach 1 (dash): beyond 45 the CPU dashes in at every level [D ftCo_800AA42C with xF8_b0, ftCo_800B24B8].
-# * smart: the game's CPU has no rule here; kept from level 7 as the designed CPU (guess).
+# * smart: none at any level. The game skips a target only while it respawns (``ftCo_800A1C44``: ``x2219_b1``,
+#   set in RebirthWait by ``ftCo_800C7070``) or in a few other states of its own; no attack choice reads
+#   intangibility [D ftCo_800B8A9C, ftCo_800B4AB0].
 _GATE_SHARE = {1: 119 / 300, 2: 179 / 300, 3: 119 / 240, 4: 179 / 240}
 _WAIT = {1: (35, 5), 2: (30, 5), 3: (25, 5), 4: (25, 0), 5: (20, 0), 6: (15, 0), 7: (10, 0), 8: (5, 0), 9: (0, 0)}
 MELEE_LEVELS = {
-    lvl: CpuLevel(reaction=1, aggression=_GATE_SHARE.get(lvl, 1.0), accuracy=1.0, punish=_GATE_SHARE.get(lvl, 1.0),
+    lvl: CpuLevel(reaction=1, aggression=_GATE_SHARE.get(lvl, 1.0), accuracy=1.0, punish=0.0,
                   approach=1.0, recover=_WAIT[lvl][1], rest=_WAIT[lvl][0])
     for lvl in range(1, 10)
 }
 #: Each dodging CPU's level table: ``designed`` (the guesses above) or ``melee`` (Melee's own CPU's values).
 DODGE_CPUS = {"designed": CPU_LEVELS, "melee": MELEE_LEVELS}
+#: From which level each dodging CPU holds its attacks while the agent is intangible (``melee``: never, above).
+SMART_FROM = {"designed": SMART_FROM_LEVEL, "melee": 10}
 
 
 @dataclass(frozen=True)
@@ -122,7 +131,7 @@ class LevelTable:
         table = DODGE_CPUS[cpu]
         rows = [table[1]] + [table[lv] for lv in range(1, 10)]
         cols = {k: torch.tensor([float(getattr(r, k)) for r in rows], device=device) for k in vars(rows[0])}
-        cols["smart"] = torch.tensor([False] + [lv >= SMART_FROM_LEVEL for lv in range(1, 10)], device=device)
+        cols["smart"] = torch.tensor([False] + [lv >= SMART_FROM[cpu] for lv in range(1, 10)], device=device)
         return cls(cols)
 
     def at(self, level: torch.Tensor) -> LevelTensors:

@@ -39,3 +39,38 @@ def test_a_level_5_melee_cpu_attacks_whenever_a_move_reaches_the_designed_one_se
     melee, designed = _first_hit("melee", 5), _first_hit("designed", 5)
     assert (melee >= 0).float().mean() >= 0.9, melee
     assert (designed >= 0).sum() < (melee >= 0).sum(), (designed, melee)
+
+
+def _attacks_into_intangibility(cpu: str, level: int = 9, n: int = 32, frames: int = 300) -> tuple[int, int]:
+    """Against a Fox that spot-dodges again and again: the CPU's attacks whose first active frame falls in the
+    dodge's intangibility, and all the attacks it started."""
+    from melee_agent.arena.dodge.frame import NO_MOVE  # noqa: PLC0415
+
+    env = Arena(n, cpu_level=level, seed=0, cpu=cpu)
+    env.reset()
+    dodge = torch.full((n,), 1)  # spot_dodge
+    into = started_n = 0
+    T = env.T
+    for _ in range(frames):
+        env.step_async(dodge)
+        ps = env.state.players
+        started = (ps.move[:, 1] != NO_MOVE) & (ps.action_frame[:, 1] == 1)
+        act, af = ps.action[:, 0].long(), ps.action_frame[:, 0]
+        lands = af + T.first_active[ps.move[:, 1].long().clamp(min=0)] - 1  # Fox's action frame when it lands
+        inside = (T.intang_lo[act] > 0) & (lands >= T.intang_lo[act]) & (lands <= T.intang_hi[act])
+        into += int((started & inside).sum())
+        started_n += int(started.sum())
+    return into, started_n
+
+
+def test_melees_cpu_attacks_by_reach_alone_into_dodges_the_designed_one_waits_them_out():
+    # [D ftCo_800B4AB0, ftCo_800B8A9C]: the game's choice reads the target's position and speed, never its
+    # intangibility or lag, so the melee CPU has no punish rule and no "smart" level.
+    table = LevelTable.build(torch.device("cpu"), "melee")
+    levels = torch.arange(1, 10).float()
+    assert not table.at(levels).smart.any() and (table.at(levels).punish == 0).all()
+    melee_into, melee_n = _attacks_into_intangibility("melee")
+    designed_into, designed_n = _attacks_into_intangibility("designed")
+    assert melee_n > 50 and designed_n > 50, (melee_n, designed_n)  # both attack the dodger all along
+    assert melee_into >= 0.1 * melee_n, (melee_into, melee_n)
+    assert designed_into == 0  # the designed level 9 (smart) times its attacks to land after the window
