@@ -73,13 +73,19 @@ def _out_of_memory(e: RuntimeError) -> bool:
 
 def _shipped_models(args: argparse.Namespace) -> str | None:
     """``pretrained:NAME`` in a model flag becomes the shipped file's path; an unknown name is the problem."""
+    def resolve(spec: str) -> str:  # a character suffix (ladder's and exploit's MODEL:marth) stays on
+        from melee_agent.league.ladder import split_model_arg  # noqa: PLC0415
+
+        model, character = split_model_arg(spec) if spec.startswith(pretrained.PREFIX) else (spec, None)
+        return pretrained.resolve(model) + (f":{character}" if character else "")
+
     for name in ("policy", "model", "models"):
         value = getattr(args, name, None)
         try:
             if isinstance(value, str):
-                setattr(args, name, pretrained.resolve(value))
+                setattr(args, name, resolve(value))
             elif isinstance(value, list):
-                setattr(args, name, [pretrained.resolve(v) if isinstance(v, str) else v for v in value])
+                setattr(args, name, [resolve(v) if isinstance(v, str) else v for v in value])
         except ValueError as e:
             return f"--{name}: {e}"
     return None

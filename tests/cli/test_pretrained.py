@@ -53,3 +53,14 @@ def test_an_unknown_shipped_model_is_refused_before_any_work(tmp_path):
     assert proc.returncode == 2
     assert "pretrained:nope" in proc.stderr and "fight" in proc.stderr and "Traceback" not in proc.stderr
     assert not out.exists()
+
+
+def test_a_shipped_model_keeps_a_character_suffix_in_ladder(tmp_path):
+    """``ladder pretrained:fight:marth`` is the shipped file entered as Marth (the suffix survives the lookup)."""
+    out = tmp_path / "ladder.json"
+    proc = _cli("ladder", "pretrained:fight", "pretrained:fight:marth", "--games", "2", "--clock-frames", "30",
+                "--json", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert {r["character"] for r in doc["ratings"]} == {"fox", "marth"}
+    assert all(r["path"] == str(pretrained.path("fight")) for r in doc["ratings"])
