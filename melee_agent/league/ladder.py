@@ -172,3 +172,28 @@ def plot(doc: dict[str, Any], path: str | Path) -> None:
         lo = min(elo)
         ax.set_ylim(lo - 50, max(elo) + 50)
         ax.grid(axis="y", alpha=0.3)
+
+
+def plot_league(league: dict[str, Any], path: str | Path, final_step: int | None = None) -> None:
+    """A league run's ratings (``eval.json``'s ``league``): each snapshot's Elo at the train step it was taken,
+    the main's at ``final_step`` (its last train step; the last snapshot's where not given), and each CPU
+    level's Elo as a labelled grey line. A league that improves draws a rising line of snapshots climbing
+    through the CPU levels."""
+    from melee_agent.report.plots import figure  # noqa: PLC0415
+
+    snaps = sorted((m["joined_at_step"], m["elo"]) for m in league["members"]
+                   if m["kind"] == "snapshot" and m["joined_at_step"] is not None)
+    cpus = [(m["cpu_level"], m["elo"]) for m in league["members"] if m["kind"] == "cpu"]
+    last = final_step if final_step is not None else max([s for s, _ in snaps], default=0)
+    with figure(path, (6.5, 3.8), "league: Elo of the main's snapshots and of the CPU levels") as ax:
+        for level, elo in cpus:
+            ax.axhline(elo, color="#999999", lw=0.8, ls="--")
+            ax.text(1.01, elo, f"cpu{level}", color="#666666", fontsize=7, va="center",
+                    transform=ax.get_yaxis_transform())
+        if snaps:
+            ax.plot([s for s, _ in snaps], [e for _, e in snaps], "o-", color="#3b7dd8", label="snapshots")
+        ax.plot([last], [league["main_elo"]], "*", color="#d62728", ms=12, label="main at the end")
+        ax.set_xlabel("train step the snapshot was taken at")
+        ax.set_ylabel("Elo (from the league's games)")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)

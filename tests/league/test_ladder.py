@@ -79,3 +79,16 @@ def test_ladder_refuses_bad_input_before_playing(tmp_path, capsys):
     assert "two entrants" in capsys.readouterr().err
     assert main(["ladder", a, "--cpu-levels", "10"]) != 0
     assert "1-9" in capsys.readouterr().err
+
+
+def test_plot_league_draws_snapshots_by_step_and_the_cpu_levels(tmp_path):
+    from melee_agent.league.ladder import plot_league
+
+    members = [{"name": f"cpu{lv}", "kind": "cpu", "cpu_level": lv, "elo": 1400.0 + 20 * lv, "joined_at_step": None}
+               for lv in (1, 9)]
+    members += [{"name": f"snap-{s}", "kind": "snapshot", "cpu_level": None, "elo": 1300.0 + s / 100,
+                 "joined_at_step": s} for s in (20_000, 40_000)]
+    plot_league({"members": members, "main_elo": 1800.0}, tmp_path / "league.png", final_step=50_000)
+    assert (tmp_path / "league.png").read_bytes()[:4] == b"\x89PNG"
+    plot_league({"members": members[:2], "main_elo": 1500.0}, tmp_path / "none.png")  # no snapshot taken yet
+    assert (tmp_path / "none.png").stat().st_size > 0

@@ -99,3 +99,4 @@ def test_train_config_league_adds_league_to_eval_json(tmp_path):
     assert {"cpu1", "cpu9", "exploiter0-gen0"} <= {m["name"] for m in league["members"]}
     assert isinstance(league["main_elo"], float) and league["snapshots"]
     assert any(t.startswith("league/elo/") for t in tags(run_dir))
+    assert (run_dir / "league.png").read_bytes()[:4] == b"\x89PNG"  # the members' ratings, drawn
