@@ -429,9 +429,12 @@ class TrainingRun:
             report = self._finish(evals, best, data, steps)
         finally:
             evals.close()
-        if self.league is not None:
+        if self.league is not None:  # a league run: its members' ratings in eval.json, and drawn
+            from melee_agent.league.ladder import plot_league  # noqa: PLC0415
+
             report = dataclasses.replace(report, league=self.league)
             atomic_write_json(run_dir / "eval.json", report.to_json())
+            plot_league(self.league, run_dir / "league.png", steps)
         return report
 
     def _train(self, backend: FleetBackend | FusedBackend, evals: Evaluations) -> tuple[ModelCheck, bytes] | None:
@@ -581,10 +584,6 @@ class FinalReportRun:
         doc = report.to_json()
         atomic_write_json(self.run_dir / "eval.json", doc)
         learning_curve(doc["curve"], baselines, title, self.run_dir / "learning_curve.png", metric=metric)
-        if doc.get("league"):  # a league run: its members' ratings as well
-            from melee_agent.league.ladder import plot_league  # noqa: PLC0415
-
-            plot_league(doc["league"], self.run_dir / "league.png", (doc.get("training") or {}).get("train_steps"))
 
     def log_table(self, model: ModelCheck, baselines: dict[str, ModelCheck], key: str) -> None:
         self.log(level_table(model.result, {p: b.result for p, b in baselines.items()}, key=key))
