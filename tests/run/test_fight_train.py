@@ -207,7 +207,7 @@ def test_train_config_fight_end_to_end(tmp_path):
             "train.final_games_per_level=1", "train.final_games_level_9=2",
             "env.compile_eval=false", "env.compile=false"]  # compiling takes minutes; it has its own tests
     proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "train", "--config", "fight", "--minutes",
-                           "0.4", "--run-dir", str(run_dir), "--no-progress", *[a for s in sets for a in ("--set", s)]],
+                           "0.6", "--run-dir", str(run_dir), "--no-progress", *[a for s in sets for a in ("--set", s)]],
                           cwd=ROOT, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     r = json.loads((run_dir / "eval.json").read_text())
