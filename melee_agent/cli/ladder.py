@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     if len(args.models) + len(args.cpu_levels) < 2:
         raise ValueError("a ladder needs two entrants: more model files or --cpu-levels")
     members = [ladder.model_member(m, args.action_set, character) for m, character in models]
-    if len({m.name for m in members}) != len(members):  # two model.safetensors in different run folders
-        members = [ladder.Member(f"{m.path} as {m.character}", m.path, None, m.character) for m in members]
+    if len({m.name for m in members}) != len(members):  # two files of one stem in different folders
+        members = [ladder.model_member(m, args.action_set, character, full_path=True) for m, character in models]
     members += [ladder.Member(f"cpu{lv}", level=lv) for lv in args.cpu_levels]
     doc = ladder.round_robin(members, args.games, args.action_set, args.clock_frames or None, args.seed, args.device)
     print(ladder.format_table(doc))

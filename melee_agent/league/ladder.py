@@ -34,13 +34,14 @@ class Member:
     character: str = "marth"
 
 
-def model_member(path: str | Path, action_set: str, character: str | None = None) -> Member:
+def model_member(path: str | Path, action_set: str, character: str | None = None, full_path: bool = False) -> Member:
     """A model file as an entrant; its character from the file's metadata (Fox where the file predates it),
-    or ``character`` where given (a model plays any character's port; its name then says which)."""
+    or ``character`` where given (a model plays any character's port; its name then says which). The name is
+    the file's stem, or its whole path where that is ``model`` or ``full_path`` asks."""
     from melee_agent.rl.model import load_model  # noqa: PLC0415
 
     _, meta = load_model(path, action_set=action_set)
-    name = Path(path).stem if Path(path).stem != "model" else str(path)
+    name = str(path) if full_path or Path(path).stem == "model" else Path(path).stem
     own = meta.get("character", "fox")
     if character is not None and character != own:
         return Member(f"{name} as {character}", path=str(path), character=character)
