@@ -190,6 +190,11 @@ class LeagueConfig:
     # Games side by side against the pool's models (snapshots, exploiters' frozen copies), beside the
     # fused.envs games against the CPU; 0: as many as fused.envs.
     model_envs: int = 0
+    # The clock, in frames, of every game between models (the models' arena and the exploiters'); at its end the game
+    # goes to the one with more stocks, then less percent (Melee's rule at time). 0: env.clock_frames, as the CPU's
+    # games. Greedy-ish models that both shield and wait seldom end an 8-minute game in a short run, so their
+    # results (PFSP's win rates, the ratings) come late; a shorter clock gives them sooner (a choice, not the game's).
+    model_clock_frames: int = 0
     # A frozen snapshot of the main joins the pool every this many of its train steps; the oldest leave past
     # max_snapshots (their ratings stay in the report).
     snapshot_every_steps: int = 5_000
@@ -401,7 +406,7 @@ RANGES: dict[str, str] = {
     "fused.envs": _AT_LEAST_0, "fused.replay_ratio": _POSITIVE, "fused.chunk_frames": _AT_LEAST_1,
     "fused.act_refresh_steps": _AT_LEAST_0, "fused.torch_threads": _AT_LEAST_0,
     "train.final_games_per_level": _AT_LEAST_1, "train.final_games_level_9": _AT_LEAST_0, "train.eval_envs": _AT_LEAST_1,
-    "league.model_envs": _AT_LEAST_0, "league.snapshot_every_steps": _AT_LEAST_1,
+    "league.model_envs": _AT_LEAST_0, "league.model_clock_frames": _AT_LEAST_0, "league.snapshot_every_steps": _AT_LEAST_1,
     "league.max_snapshots": _AT_LEAST_1, "league.pfsp_power": _POSITIVE, "league.win_rate_decay": _FRACTION,
     "league.exploiters": _AT_LEAST_0, "league.exploiter_envs": _AT_LEAST_1, "league.exploiter_promote_at": _FRACTION,
     "league.exploiter_reset_below": _FRACTION, "league.exploiter_patience_steps": _AT_LEAST_0,

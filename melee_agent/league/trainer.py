@@ -276,8 +276,9 @@ class LeagueTrainer:
 
 def _ditto_config(cfg: Config, character: str) -> Config:
     """The config of an arena of model opponents: the main's character on both ports, eager (opponents' forward
-    passes run between frames)."""
-    env = dataclasses.replace(cfg.env, characters=[character, character], compile=False)
+    passes run between frames), on the models' clock (``league.model_clock_frames``, else the CPU games' clock)."""
+    clock = cfg.league.model_clock_frames or cfg.env.clock_frames
+    env = dataclasses.replace(cfg.env, characters=[character, character], compile=False, clock_frames=clock)
     return dataclasses.replace(cfg, env=env)
 
 

@@ -67,6 +67,24 @@ def test_an_exploiter_that_wins_puts_a_frozen_copy_into_the_pool(tmp_path):
     assert "exploiter0-gen0" in league.opponents.slots  # drawn in the models' arena from now on
 
 
+@pytest.mark.slow
+def test_model_clock_frames_cuts_the_games_between_models_only(tmp_path):
+    # The CPU's games keep Melee's 8:00; the models' arena and the exploiter's play 20-frame games, so within 8
+    # chunks of 4 frames the exploiter has finished games against the main and the CPU's arena has none.
+    sets = [s for s in TINY if not s.startswith("env.clock_frames")] + ["league.model_clock_frames=20"]
+    league = LeagueTrainer(load_config("league", sets), tmp_path, seed=2)
+    assert league.model_env.env.max_frames == 20 and league.exploiters[0].fused.env.env.max_frames == 20
+    assert league.cpu_env.env.max_frames == 28_800  # Melee's 8:00
+    league.work(0.0, chunks=8)
+    league.stop()
+    members = {m["name"]: m for m in league.report()["members"]}
+    played = lambda m: m["main_wins"] + m["main_losses"] + m["main_draws"]  # noqa: E731
+    assert played(members["exploiter0-gen0"]) > 0
+    assert all(played(m) == 0 for m in members.values() if m["kind"] == "cpu")
+    with pytest.raises(ConfigError, match="model_clock_frames"):
+        load_config("league", ["league.model_clock_frames=-1"])
+
+
 def test_the_league_needs_the_fused_path_and_sane_thresholds():
     with pytest.raises(ConfigError, match="fused path"):
         load_config("league", ["train.fused=false"])
