@@ -70,7 +70,9 @@ SMART_FROM_LEVEL = 7
 #   dodging arena's punish rule (an attack timed to land the frame the agent turns hittable, where its roll
 #   carries it) is the designed CPU's, so the ``melee`` CPU does without it: it attacks by reach alone, into
 #   spot dodges and rolls too.
-# * accuracy 1: the CPU draws only among entries whose reach box holds the agent [D ftCo_800B4AB0].
+# * accuracy 1: the CPU draws only among entries whose reach box holds the agent [D ftCo_800B4AB0]; which entries
+#   reach, their weights and frame gates, and no attack from a dash, are the fight's Melee CPU's rules
+#   (arena/dodge/melee_aim.py).
 # * rest and recover: the wait the CPU takes before playing a chosen attack, int(span x u) + base frames
 #   [D ftCo_800B63D8]: level 1 5-39 ... level 8 0-4, level 9 none. The dodging arena waits after an attack instead
 #   of before (where its CPU keeps its waits): a guess on where the wait sits.
@@ -124,6 +126,9 @@ class LevelTable:
     """Every level's values as ``[10]`` tensors indexed by level (index 0 unused), on one device."""
 
     columns: dict[str, torch.Tensor]
+    #: Which dodging CPU (a key of :data:`DODGE_CPUS`): ``melee`` also aims its attacks as the fight's Melee CPU
+    #: does (arena/dodge/melee_aim.py); a plain string, so a compiled frame branches on it once.
+    cpu: str = "designed"
 
     @classmethod
     def build(cls, device: torch.device, cpu: str = "designed") -> LevelTable:
@@ -132,7 +137,7 @@ class LevelTable:
         rows = [table[1]] + [table[lv] for lv in range(1, 10)]
         cols = {k: torch.tensor([float(getattr(r, k)) for r in rows], device=device) for k in vars(rows[0])}
         cols["smart"] = torch.tensor([False] + [lv >= SMART_FROM[cpu] for lv in range(1, 10)], device=device)
-        return cls(cols)
+        return cls(cols, cpu)
 
     def at(self, level: torch.Tensor) -> LevelTensors:
         """Each environment's level values, ``[B]`` each, from its level column (float 1-9)."""

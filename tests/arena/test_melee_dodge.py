@@ -74,3 +74,49 @@ def test_melees_cpu_attacks_by_reach_alone_into_dodges_the_designed_one_waits_th
     assert melee_n > 50 and designed_n > 50, (melee_n, designed_n)  # both attack the dodger all along
     assert melee_into >= 0.1 * melee_n, (melee_into, melee_n)
     assert designed_into == 0  # the designed level 9 (smart) times its attacks to land after the window
+
+
+def _attack_starts(level: int, n: int = 32, frames: int = 600) -> list[tuple[int, float, float]]:
+    """Against a Fox that stands: each attack the melee CPU starts, as (move, distance, Marth's action the frame
+    before)."""
+    from melee_agent.arena.dodge.frame import NO_MOVE  # noqa: PLC0415
+
+    env = Arena(n, cpu_level=level, seed=1, cpu="melee")
+    env.reset()
+    noop = torch.full((n,), env.noop_index)
+    out = []
+    before = env.state.players.action[:, 1].clone()
+    for _ in range(frames):
+        env.step_async(noop)
+        ps = env.state.players
+        started = (ps.move[:, 1] != NO_MOVE) & (ps.action_frame[:, 1] == 1)
+        dist = (ps.position_x[:, 0] - ps.position_x[:, 1]).abs()
+        for i in torch.nonzero(started).flatten().tolist():
+            out.append((int(ps.move[i, 1]), float(dist[i]), float(before[i])))
+        before = ps.action[:, 1].clone()
+    return out
+
+
+def test_the_dodging_melee_cpu_aims_and_moves_as_the_fights():
+    # The fight's Melee CPU's rules (arena/dodge/melee_aim.py): a move is chosen only when its reach, scaled by x570
+    # [D ftCo_800B33B0: 0.55-0.575 at level 1, 0.75-0.775 at 9] plus the agent's half width, holds the agent; never
+    # from a dash; never the dash attack (in no list); jab first by weight ([W-flaws]: mostly jab).
+    from melee.enums import Action  # noqa: PLC0415
+
+    from melee_agent.arena.dodge import melee_aim  # noqa: PLC0415
+    from melee_agent.arena.dodge.tables import MOVE_INDEX, build_tables  # noqa: PLC0415
+
+    reach = build_tables(torch.device("cpu")).reach
+    for level, top in ((1, 0.575), (9, 0.775)):
+        starts = _attack_starts(level)
+        assert len(starts) >= 20, (level, len(starts))
+        assert all(dist <= reach[m] * top + melee_aim.BODY_HALF_WIDTH + 1e-3 for m, dist, _ in starts), level
+        assert all(before != Action.DASHING.value for _, _, before in starts)
+        moves = [m for m, _, _ in starts]
+        assert MOVE_INDEX["dash_attack"] not in moves
+        assert moves.count(MOVE_INDEX["jab"]) > len(moves) / 2, moves
+    # The designed CPU's stop at 0.8 of the jab's reach is beyond level 1's scaled jab: the melee CPU walks in.
+    assert 0.8 * reach[MOVE_INDEX["jab"]] > 0.575 * reach[MOVE_INDEX["jab"]] + melee_aim.BODY_HALF_WIDTH
+    speed, action = melee_aim.approach(torch.tensor([60.0, 20.0, 3.0]), torch.tensor([9.0, 1.0, 9.0]))
+    assert action.tolist() == [Action.DASHING.value, Action.WALK_MIDDLE.value, Action.STANDING.value]
+    assert speed[1].item() == pytest.approx(1.6 * 0x48 / 127)  # Marth's walk at level 1's stick clamp

@@ -21,11 +21,13 @@ from melee_agent.arena.cpu_levels import LevelTable, LevelTensors
 from melee_agent.arena.draws import CpuDraws
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, PlayerState, contiguous, put
 from melee_agent.arena.dodge.tables import AIRDODGE_FRAMES, LANDING_SPECIAL_FRAMES, MOVE_INDEX, NUM_MARTH_MOVES
+from melee_agent.arena.dodge import melee_aim
 from melee_agent.arena.dodge.tables import SHINE_END_LAG, Tables
 
 LOCKED = -2.0  # move value of a timed action that is not a move (jump squat, landing, shield drop...)
 NO_MOVE = -1.0
 STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
+DASHING = float(Action.DASHING.value)
 
 
 def intangible(ps: PlayerState, T: Tables) -> Tensor:
@@ -230,8 +232,14 @@ class AttackChoice(NamedTuple):
 
 
 def _cpu_choose_attack(dist: Tensor, fc: Forecast, T: Tables, level: LevelTensors, u: CpuDraws,
-                       free: Tensor, recovered: Tensor) -> AttackChoice:
-    """Which environments' CPU starts an attack this frame, and which one (``[B]`` mask, ``[B]`` move)."""
+                       free: Tensor, recovered: Tensor, ps: PlayerState, frame: Tensor,
+                       aim: Tensor | None) -> AttackChoice:
+    """Which environments' CPU starts an attack this frame, and which one (``[B]`` mask, ``[B]`` move).
+
+    ``aim`` (``melee`` only): each environment's reach scale ``x570``; the moves that reach, their weights and gates
+    are then the fight's Melee CPU's (:mod:`.melee_aim`), else the reach at the agent's distance now, all weighed
+    alike.
+    """
     first = T.first_active[:NUM_MARTH_MOVES]  # [K]
     reach = T.reach[:NUM_MARTH_MOVES] + d.BODY_RADIUS
     smart = level.smart > 0  # high levels do not throw attacks into intangibility
@@ -243,9 +251,13 @@ def _cpu_choose_attack(dist: Tensor, fc: Forecast, T: Tables, level: LevelTensor
         fk, rk = first[k], reach[k]
         lands_clear = (fk > fc.intang_left) & (fk < fc.starts_in)
         punish_k = lands_clear & (fk <= fc.busy_left + 1) & (fc.future_dist <= rk) & fc.low_enough
-        ok_k = (dist <= rk) & fc.low_enough & (lands_clear | ~smart)
         value = torch.where(punish_k, fk, 999.0)
-        weight = ok_k.float() * (0.01 + u.pick[k])
+        if aim is None:
+            ok_k = (dist <= rk) & fc.low_enough & (lands_clear | ~smart)
+            weight = ok_k.float() * (0.01 + u.pick[k])
+        else:
+            ok_k = melee_aim.reaches(ps, first, T.reach, k, aim, frame) & fc.low_enough & (lands_clear | ~smart)
+            weight = ok_k.float() * melee_aim.WEIGHTS[k] * (1e-3 + u.pick[k])
         if k == 0:
             none = torch.zeros_like(dist, dtype=torch.long)
             punishable, fastest, best_value = punish_k, none, value
@@ -274,14 +286,22 @@ def _cpu_start_attack(state: EnvState, T: Tables, level: LevelTensors, u: CpuDra
     return state._replace(players=ps, game=game)
 
 
-def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors, idle: Tensor) -> PlayerState:
-    """An idle CPU walks or runs toward where the agent is (or will be), else stands."""
+def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors, idle: Tensor,
+                  melee_level: Tensor | None = None) -> PlayerState:
+    """An idle CPU walks or runs toward where the agent is (or will be), else stands.
+
+    ``melee_level`` (the ``melee`` CPU: each environment's level): it moves as :func:`.melee_aim.approach` says.
+    """
     target = torch.where(fc.rolling, fc.future_x, ps.position_x[:, AGENT]) - ps.position_x[:, CPU]
-    far = target.abs() > (T.reach[0] * 0.8)
-    run = idle & far
-    speed = d.MARTH_RUN_SPEED * level.approach
-    moving_act = torch.where(run, torch.where(level.approach > 0.6, float(Action.DASHING.value),
-                                              float(Action.WALK_MIDDLE.value)), STANDING)
+    if melee_level is None:
+        far = target.abs() > (T.reach[0] * 0.8)
+        run = idle & far
+        speed = d.MARTH_RUN_SPEED * level.approach
+        moving_act = torch.where(run, torch.where(level.approach > 0.6, float(Action.DASHING.value),
+                                                  float(Action.WALK_MIDDLE.value)), STANDING)
+    else:
+        speed, moving_act = melee_aim.approach(target.abs(), melee_level)
+        run = idle & (speed > 0)
     act = ps.action[:, CPU]
     changed = idle & (moving_act != act)
     return ps._replace(
@@ -292,17 +312,25 @@ def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors,
         action_frame=put(ps.action_frame, CPU, torch.where(changed, 1.0, ps.action_frame[:, CPU])))
 
 
-def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws) -> EnvState:
-    """Marth's CPU: face the agent, forecast it, choose and start an attack (by level), else approach."""
+def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, aim: Tensor | None = None) -> EnvState:
+    """Marth's CPU: face the agent, forecast it, choose and start an attack (by level), else approach.
+
+    ``aim``: the ``melee`` CPU's reach scale (see :func:`_cpu_choose_attack`); it attacks only when not dashing.
+    """
     ps = state.players
     dx = ps.position_x[:, AGENT] - ps.position_x[:, CPU]
     free = ((ps.busy_left[:, CPU] <= 0) & (ps.hitstun_frames_left[:, CPU] <= 0) & (ps.move[:, CPU] == NO_MOVE)
             & (ps.on_ground[:, CPU] > 0))
     ps = ps._replace(facing=put(ps.facing, CPU, torch.where(free, torch.where(dx >= 0, 1.0, -1.0), ps.facing[:, CPU])))
     fc = _forecast_agent(ps, T)
-    choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free, state.game.cpu_cooldown <= 0)
+    may_attack = free
+    if aim is not None:  # dashing, Melee's CPU looks only at the grab, which the dodging game does not have
+        may_attack = free & (ps.action[:, CPU] != DASHING)
+    choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, may_attack, state.game.cpu_cooldown <= 0, ps,
+                                state.game.episode_frame, aim)
     state = _cpu_start_attack(state._replace(players=ps), T, level, u, choice)
-    return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack))
+    return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack,
+                                                None if aim is None else state.game.cpu_level))
 
 
 def _physics(ps: PlayerState, T: Tables) -> PlayerState:
@@ -484,7 +512,9 @@ def game_frame(state: EnvState, ctrl: Tensor, T: Tables, levels: LevelTable, see
     ps = _agent_control(ps, ctrl)
     g = state.game
     level = levels.at(g.cpu_level)
-    state = _cpu_control(state._replace(players=ps), T, level, CpuDraws.draw(g.env_id, g.tick, seed, NUM_MARTH_MOVES))
+    aim = melee_aim.half_range(g.cpu_level, g.episode_frame, g.env_id, seed) if levels.cpu == "melee" else None
+    state = _cpu_control(state._replace(players=ps), T, level, CpuDraws.draw(g.env_id, g.tick, seed, NUM_MARTH_MOVES),
+                         aim)
     ps = _ledge_catch(_physics(state.players, T))
     ps, damage, _ = _hits(ps, T, intangible(ps, T))
     ps, ko = _blast_zones(_shield(ps), spawn_x)

@@ -1,0 +1,91 @@
+"""How the dodging game's ``melee`` CPU aims: the fight's Melee CPU's attack rules on the dodging game's moves.
+
+The fight's Melee CPU (:mod:`melee_agent.arena.fight.melee_cpu`, where each rule's source is cited) looks at each
+entry of Marth's ground attack list. An entry is a candidate when its reach box, scaled by the level's ``x570``
+[D ftCo_800B33B0] and widened by the agent's half width, holds the agent as its speed carries it to the entry's
+first active frame [D ftCo_800B4AB0], on the frames the entry's gate allows (``x80 % x1C``), and not
+while Marth dashes (dashing, he looks only at the grab: a guess shaped by SmashWiki's list of AI flaws). Among the
+candidates one is drawn by weight. Here the same rules pick among the dodging game's Marth moves (jab, forward
+tilt, down tilt, forward smash, dash attack): each keeps its list entry's weight and gate
+(:data:`~melee_agent.arena.fight.melee_cpu.GROUND_LIST`, guesses, as PlCo.dat is not decompiled); the dash attack
+is in no list, so this CPU never uses it. The grab, up tilt and up and down smashes are not moves of the dodging
+game, so the draw among the rest is what the fight's is when those do not reach.
+
+It moves as the fight's Melee CPU does too (:func:`approach`): beyond ``5 + 40`` from the agent a dash, within that
+band a walk toward it, within 5 it stands [D ftCo_800AA42C, ftCo_800AA320]. The designed CPU's approach (stop at
+0.8 of the jab's reach) would leave it standing out of its own scaled reach at low levels.
+
+Example::
+
+    >>> import torch
+    >>> from melee_agent.arena.dodge.melee_aim import WEIGHTS, half_range
+    >>> WEIGHTS  # jab, ftilt, dtilt, fsmash, dash attack
+    (4.0, 0.6, 0.5, 0.4, 0.0)
+    >>> r = half_range(torch.tensor([1.0, 9.0]), torch.zeros(2), torch.arange(2.0), 0)
+    >>> bool(0.55 <= r[0] <= 0.575 and 0.75 <= r[1] <= 0.775)
+    True
+"""
+
+from __future__ import annotations
+
+import torch
+from melee.enums import Action
+from torch import Tensor
+
+from melee_agent.arena import libmelee_data as d
+from melee_agent.arena.draws import uniform_streams
+from melee_agent.arena.env_state import AGENT, CPU, PlayerState
+from melee_agent.arena.fight.melee_cpu import (APPROACH_NEAR, APPROACH_RAMP, BODY_HALF_WIDTH, GROUND_LIST,
+                                               MELEE_SEED_OFFSET, STICK_CLAMP)
+from melee_agent.arena.fight.moves import Slot
+
+#: The dodging game's Marth moves (dodge/tables.MOVES' first rows) as entries of the fight's ground list.
+_SLOT_OF = {"jab": Slot.JAB1, "ftilt": Slot.FTILT, "dtilt": Slot.DTILT, "fsmash": Slot.FSMASH}
+_ENTRY = {slot: (weight, every) for slot, weight, _lo, _hi, every in GROUND_LIST}
+#: Each dodging Marth move's weight in the draw (0: in no list, never chosen) and its frame gate.
+WEIGHTS = tuple(_ENTRY[_SLOT_OF[m.name]][0] if m.name in _SLOT_OF else 0.0 for m in d.MARTH_MOVES)
+GATES = tuple(_ENTRY[_SLOT_OF[m.name]][1] if m.name in _SLOT_OF else 1 for m in d.MARTH_MOVES)
+LOOK_AHEAD_CAP = 20.0  # as the fight's Melee CPU: a move's first active frame, at most 20 frames ahead
+
+
+def half_range(level: Tensor, episode_frame: Tensor, env_id: Tensor, seed: int | Tensor) -> Tensor:
+    """``[B]`` ``x570``: ``0.5 (0.05 (L + 1) + 0.05 u) + 0.5``, ``u`` redrawn every 30 frames [D ftCo_800B33B0]."""
+    u = uniform_streams(env_id, torch.floor(episode_frame / 30.0), seed + MELEE_SEED_OFFSET + 1, (0,))[0]
+    return 0.5 * (0.05 * (level + 1) + 0.05 * u) + 0.5
+
+
+def reaches(ps: PlayerState, first_active: Tensor, reach: Tensor, k: int, scale: Tensor,
+            episode_frame: Tensor) -> Tensor:
+    """``[B]``: Marth's move ``k`` is a candidate this frame (see the module's docstring)."""
+    if WEIGHTS[k] == 0.0:
+        return torch.zeros_like(scale, dtype=torch.bool)
+    ahead = first_active[k].clamp(max=LOOK_AHEAD_CAP)
+    # The agent moved on by its speed [D ftCo_800B4AB0: the target's pos_delta]; Marth where he stands: the dodging
+    # game's attacks start from a standstill (its physics drop his walking speed), so his own speed would only
+    # make him swing early and miss.
+    fox_vx = ps.speed_x[:, AGENT] + ps.speed_x_attack[:, AGENT]
+    rel = (ps.position_x[:, AGENT] + fox_vx * ahead) - ps.position_x[:, CPU]
+    ahead_of = rel * ps.facing[:, CPU]
+    ok = (ahead_of >= -BODY_HALF_WIDTH) & (ahead_of <= reach[k] * scale + BODY_HALF_WIDTH)
+    if GATES[k] > 1:
+        ok = ok & (torch.remainder(episode_frame, float(GATES[k])) == 0)
+    return ok
+
+
+def approach(gap: Tensor, level: Tensor) -> tuple[Tensor, Tensor]:
+    """``[B]`` speed toward the agent and ``[B]`` libmelee action of an idle Marth ``gap`` away from where it goes.
+
+    Beyond ``APPROACH_NEAR + APPROACH_RAMP`` (45): a dash at his run speed [D ftCo_800AA42C]; within it, a walk at
+    his walk speed times the level's stick clamp (``STICK_CLAMP``, of 127 [D ftCo_800AA320]; the clamp's ramp from
+    stick 80 and its per-frame step are left out: a simplification); within ``APPROACH_NEAR``: standing.
+    """
+    clamp = torch.tensor([c / 127 for c in STICK_CLAMP], device=gap.device)[level.long()]
+    dash = gap > APPROACH_NEAR + APPROACH_RAMP
+    walk = (gap > APPROACH_NEAR) & ~dash
+    speed = torch.where(dash, d.MARTH_RUN_SPEED, torch.where(walk, d.MARTH.walk * clamp, 0.0))
+    action = torch.where(dash, float(Action.DASHING.value),
+                         torch.where(walk, float(Action.WALK_MIDDLE.value), float(Action.STANDING.value)))
+    return speed, action
+
+
+__all__ = ["GATES", "WEIGHTS", "approach", "half_range", "reaches"]
