@@ -72,8 +72,13 @@ def _policy(member: Member, action_set: str, device: str):
 
 
 def play(a: Member, b: Member, games: int, action_set: str = "fight", clock_frames: int | None = None,
-         seed: int = 0, device: str = "cpu") -> tuple[int, int, int]:
-    """``a`` (port 0) against ``b`` (port 1) for ``games`` games side by side: ``a``'s wins, losses, draws."""
+         seed: int = 0, device: str = "cpu", tally: dict[str, int] | None = None) -> tuple[int, int, int]:
+    """``a`` (port 0) against ``b`` (port 1) for ``games`` games side by side: ``a``'s wins, losses, draws.
+
+    ``tally``, where given, gains ``at_time``: the games the clock ended with both sides still holding a stock
+    (decided by stocks, then percent, as Melee's timeout does), so a short clock's results can be read for what
+    they are.
+    """
     from melee_agent.arena import Arena  # noqa: PLC0415
     from melee_agent.arena.ports import Opponents  # noqa: PLC0415
 
@@ -91,6 +96,7 @@ def play(a: Member, b: Member, games: int, action_set: str = "fight", clock_fram
     result = torch.zeros(games, dtype=torch.long)  # 0 playing, 1 won, 2 lost, 3 drawn
     ready = torch.ones(games, dtype=torch.bool)
     actions = torch.zeros(games, dtype=torch.long)
+    at_time = 0
     while bool((result == 0).any()):
         actions = torch.where(ready, act(obs), actions)
         obs, _, done, info = env.step_async(actions)
@@ -102,6 +108,9 @@ def play(a: Member, b: Member, games: int, action_set: str = "fight", clock_fram
             won = (mine > theirs) | ((mine == theirs) & (pa < pb))
             lost = (mine < theirs) | ((mine == theirs) & (pa > pb))
             result = torch.where(over, torch.where(won, 1, torch.where(lost, 2, 3)), result)
+            at_time += int((over & (mine > 0) & (theirs > 0)).sum())
+    if tally is not None:
+        tally["at_time"] = tally.get("at_time", 0) + at_time
     return int((result == 1).sum()), int((result == 2).sum()), int((result == 3).sum())
 
 
@@ -114,18 +123,20 @@ def round_robin(members: list[Member], games: int, action_set: str = "fight", cl
         raise ValueError(f"games must be at least 2 (one per port between two models), got {games}")
     records: dict[tuple[str, str], tuple[int, int, int]] = {}
     by_port: dict[tuple[str, str], dict[str, dict[str, int]]] = {}  # two models: a's record from each port
+    at_time: dict[tuple[str, str], dict[str, int]] = {}  # each pair's games the clock decided
     for a, b in combinations(members, 2):
         if a.path is None and b.path is None:
             continue  # two CPUs: no game (the CPU plays port 1 only)
         if a.path is None:
             a, b = b, a
+        tally = at_time[(a.name, b.name)] = {}
         if b.path is None:
-            records[(a.name, b.name)] = play(a, b, games, action_set, clock_frames, seed, device)
+            records[(a.name, b.name)] = play(a, b, games, action_set, clock_frames, seed, device, tally)
             by_port[(a.name, b.name)] = {"a_on_port_0": _record(*records[(a.name, b.name)])}
             continue
         half = games // 2
-        w1, l1, d1 = play(a, b, half, action_set, clock_frames, seed, device)
-        w2, l2, d2 = play(b, a, games - half, action_set, clock_frames, seed + 1, device)
+        w1, l1, d1 = play(a, b, half, action_set, clock_frames, seed, device, tally)
+        w2, l2, d2 = play(b, a, games - half, action_set, clock_frames, seed + 1, device, tally)
         records[(a.name, b.name)] = (w1 + l2, l1 + w2, d1 + d2)
         by_port[(a.name, b.name)] = {"a_on_port_0": _record(w1, l1, d1), "a_on_port_1": _record(l2, w2, d2)}
     elo = ratings.fit(records, prior_games=PRIOR_GAMES)
@@ -134,7 +145,8 @@ def round_robin(members: list[Member], games: int, action_set: str = "fight", cl
             for m in members]
     rows.sort(key=lambda r: -r["elo"])
     return {"games_per_pair": games, "clock_frames": clock_frames, "action_set": action_set, "ratings": rows,
-            "records": [{"a": a, "b": b, "wins": w, "losses": lo, "draws": d, "by_port": by_port[(a, b)]}
+            "records": [{"a": a, "b": b, "wins": w, "losses": lo, "draws": d, "by_port": by_port[(a, b)],
+                         "at_time": at_time[(a, b)].get("at_time", 0)}
                         for (a, b), (w, lo, d) in records.items()]}
 
 
@@ -152,11 +164,13 @@ def format_table(doc: dict[str, Any]) -> str:
     rows = [["entrant", "kind", "character", "Elo"]]
     rows += [[r["name"], r["kind"] + (f" {r['cpu_level']}" if r["cpu_level"] else ""), r["character"], f"{r['elo']:.0f}"]
              for r in doc["ratings"]]
-    pairs = [["a", "b", "a's record", "a on port 0", "a on port 1"]]
+    pairs = [["a", "b", "a's record", "a on port 0", "a on port 1", "at time"]]
     for r in doc["records"]:
         ports = r.get("by_port", {})
+        n = r["wins"] + r["losses"] + r["draws"]
+        timed = f"{r['at_time']} ({100.0 * r['at_time'] / n:.0f}%)" if "at_time" in r and n else "-"
         pairs.append([r["a"], r["b"], _share(r),
-                      *(_share(ports[k]) if k in ports else "-" for k in ("a_on_port_0", "a_on_port_1"))])
+                      *(_share(ports[k]) if k in ports else "-" for k in ("a_on_port_0", "a_on_port_1")), timed])
     return text_table(rows) + "\n\n" + text_table(pairs)
 
 

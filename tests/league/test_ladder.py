@@ -24,8 +24,10 @@ def test_a_model_against_itself_splits_every_game_between_the_ports(tmp_path):
     """The same model on both ports of a ditto, started as the arena starts: the records from either port add up
     to every game played, each decided by the short clock."""
     m = Member("m", path=_model(tmp_path / "m.safetensors", 0, "fox"), character="fox")
-    w, lo, d = play(m, m, 4, clock_frames=120)
+    tally: dict[str, int] = {}
+    w, lo, d = play(m, m, 4, clock_frames=120, tally=tally)
     assert w + lo + d == 4
+    assert tally == {"at_time": 4}  # two seconds: nobody loses four stocks, the clock decides every game
 
 
 @pytest.mark.slow
@@ -46,9 +48,10 @@ def test_ladder_prints_a_table_and_writes_json_and_a_plot(tmp_path, capsys):
         assert set(ports) == ({"a_on_port_0"} if r["b"] == "cpu1" else {"a_on_port_0", "a_on_port_1"})
         if r["b"] != "cpu1":
             assert [sum(p.values()) for p in ports.values()] == [1, 1]
+    assert all(r["at_time"] == 2 for r in doc["records"])  # a 120-frame clock decides every game
     assert (tmp_path / "l.png").read_bytes()[:4] == b"\x89PNG"
     out = capsys.readouterr().out
-    assert "Elo" in out and "a on port 0" in out and "a on port 1" in out
+    assert "Elo" in out and "a on port 0" in out and "a on port 1" in out and "at time" in out
 
 
 @pytest.mark.slow
