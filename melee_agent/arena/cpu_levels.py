@@ -25,6 +25,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from melee_agent.arena.fight.melee_cpu import STICK_CLAMP
+
 
 @dataclass(frozen=True)
 class CpuLevel:
@@ -37,6 +39,8 @@ class CpuLevel:
     approach: float  # fraction of run speed used to close distance
     recover: int  # frames it always waits after an attack before starting another
     rest: int  # most extra frames (random) it waits before the next neutral attack
+    # ``melee`` only: its walk's stick, a share of full tilt (the designed CPU walks by ``approach`` instead)
+    walk_stick: float = 1.0
 
 
 CPU_LEVELS = {
@@ -79,6 +83,7 @@ SMART_FROM_LEVEL = 7
 # * reaction 1: the CPU reads the opponent's state as the last frame left it [D ftCo_800BB104 reads the hitboxes'
 #   previous positions]; no wait of its own before a punish.
 # * approach 1 (dash): beyond 45 the CPU dashes in at every level [D ftCo_800AA42C with xF8_b0, ftCo_800B24B8].
+# * walk_stick: within 45 it walks, its stick clamped per level (STICK_CLAMP of 127 [D ftCo_800AA320]).
 # * smart: none at any level. The game skips a target only while it respawns (``ftCo_800A1C44``: ``x2219_b1``,
 #   set in RebirthWait by ``ftCo_800C7070``) or in a few other states of its own; no attack choice reads
 #   intangibility [D ftCo_800B8A9C, ftCo_800B4AB0].
@@ -86,7 +91,7 @@ _GATE_SHARE = {1: 119 / 300, 2: 179 / 300, 3: 119 / 240, 4: 179 / 240}
 _WAIT = {1: (35, 5), 2: (30, 5), 3: (25, 5), 4: (25, 0), 5: (20, 0), 6: (15, 0), 7: (10, 0), 8: (5, 0), 9: (0, 0)}
 MELEE_LEVELS = {
     lvl: CpuLevel(reaction=1, aggression=_GATE_SHARE.get(lvl, 1.0), accuracy=1.0, punish=0.0,
-                  approach=1.0, recover=_WAIT[lvl][1], rest=_WAIT[lvl][0])
+                  approach=1.0, recover=_WAIT[lvl][1], rest=_WAIT[lvl][0], walk_stick=STICK_CLAMP[lvl] / 127)
     for lvl in range(1, 10)
 }
 #: Each dodging CPU's level table: ``designed`` (the guesses above) or ``melee`` (Melee's own CPU's values).
@@ -106,6 +111,7 @@ class LevelTensors:
     approach: torch.Tensor
     recover: torch.Tensor
     rest: torch.Tensor
+    walk_stick: torch.Tensor
     smart: torch.Tensor
 
 

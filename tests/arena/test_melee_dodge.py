@@ -117,6 +117,7 @@ def test_the_dodging_melee_cpu_aims_and_moves_as_the_fights():
         assert moves.count(MOVE_INDEX["jab"]) > len(moves) / 2, moves
     # The designed CPU's stop at 0.8 of the jab's reach is beyond level 1's scaled jab: the melee CPU walks in.
     assert 0.8 * reach[MOVE_INDEX["jab"]] > 0.575 * reach[MOVE_INDEX["jab"]] + melee_aim.BODY_HALF_WIDTH
-    speed, action = melee_aim.approach(torch.tensor([60.0, 20.0, 3.0]), torch.tensor([9.0, 1.0, 9.0]))
+    walk_stick = LevelTable.build(torch.device("cpu"), "melee").at(torch.tensor([9.0, 1.0, 9.0])).walk_stick
+    speed, action = melee_aim.approach(torch.tensor([60.0, 20.0, 3.0]), walk_stick)
     assert action.tolist() == [Action.DASHING.value, Action.WALK_MIDDLE.value, Action.STANDING.value]
     assert speed[1].item() == pytest.approx(1.6 * 0x48 / 127)  # Marth's walk at level 1's stick clamp

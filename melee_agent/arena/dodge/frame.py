@@ -287,20 +287,20 @@ def _cpu_start_attack(state: EnvState, T: Tables, level: LevelTensors, u: CpuDra
 
 
 def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors, idle: Tensor,
-                  melee_level: Tensor | None = None) -> PlayerState:
+                  melee: bool = False) -> PlayerState:
     """An idle CPU walks or runs toward where the agent is (or will be), else stands.
 
-    ``melee_level`` (the ``melee`` CPU: each environment's level): it moves as :func:`.melee_aim.approach` says.
+    ``melee`` (the ``melee`` CPU): it moves as :func:`.melee_aim.approach` says.
     """
     target = torch.where(fc.rolling, fc.future_x, ps.position_x[:, AGENT]) - ps.position_x[:, CPU]
-    if melee_level is None:
+    if not melee:
         far = target.abs() > (T.reach[0] * 0.8)
         run = idle & far
         speed = d.MARTH_RUN_SPEED * level.approach
         moving_act = torch.where(run, torch.where(level.approach > 0.6, float(Action.DASHING.value),
                                                   float(Action.WALK_MIDDLE.value)), STANDING)
     else:
-        speed, moving_act = melee_aim.approach(target.abs(), melee_level)
+        speed, moving_act = melee_aim.approach(target.abs(), level.walk_stick)
         run = idle & (speed > 0)
     act = ps.action[:, CPU]
     changed = idle & (moving_act != act)
@@ -329,8 +329,7 @@ def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, a
     choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, may_attack, state.game.cpu_cooldown <= 0, ps,
                                 state.game.episode_frame, aim)
     state = _cpu_start_attack(state._replace(players=ps), T, level, u, choice)
-    return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack,
-                                                None if aim is None else state.game.cpu_level))
+    return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack, aim is not None))
 
 
 def _physics(ps: PlayerState, T: Tables) -> PlayerState:

@@ -36,7 +36,7 @@ from melee_agent.arena import libmelee_data as d
 from melee_agent.arena.draws import uniform_streams
 from melee_agent.arena.env_state import AGENT, CPU, PlayerState
 from melee_agent.arena.fight.melee_cpu import (APPROACH_NEAR, APPROACH_RAMP, BODY_HALF_WIDTH, GROUND_LIST,
-                                               MELEE_SEED_OFFSET, STICK_CLAMP)
+                                               MELEE_SEED_OFFSET)
 from melee_agent.arena.fight.moves import Slot
 
 #: The dodging game's Marth moves (dodge/tables.MOVES' first rows) as entries of the fight's ground list.
@@ -72,17 +72,17 @@ def reaches(ps: PlayerState, first_active: Tensor, reach: Tensor, k: int, scale:
     return ok
 
 
-def approach(gap: Tensor, level: Tensor) -> tuple[Tensor, Tensor]:
+def approach(gap: Tensor, walk_stick: Tensor) -> tuple[Tensor, Tensor]:
     """``[B]`` speed toward the agent and ``[B]`` libmelee action of an idle Marth ``gap`` away from where it goes.
 
     Beyond ``APPROACH_NEAR + APPROACH_RAMP`` (45): a dash at his run speed [D ftCo_800AA42C]; within it, a walk at
-    his walk speed times the level's stick clamp (``STICK_CLAMP``, of 127 [D ftCo_800AA320]; the clamp's ramp from
-    stick 80 and its per-frame step are left out: a simplification); within ``APPROACH_NEAR``: standing.
+    his walk speed times ``walk_stick``, the level's stick clamp (``STICK_CLAMP`` of 127 [D ftCo_800AA320], the
+    levels' ``walk_stick``; the clamp's ramp from stick 80 and its per-frame step are left out: a simplification);
+    within ``APPROACH_NEAR``: standing.
     """
-    clamp = torch.tensor([c / 127 for c in STICK_CLAMP], device=gap.device)[level.long()]
     dash = gap > APPROACH_NEAR + APPROACH_RAMP
     walk = (gap > APPROACH_NEAR) & ~dash
-    speed = torch.where(dash, d.MARTH_RUN_SPEED, torch.where(walk, d.MARTH.walk * clamp, 0.0))
+    speed = torch.where(dash, d.MARTH_RUN_SPEED, torch.where(walk, d.MARTH.walk * walk_stick, 0.0))
     action = torch.where(dash, float(Action.DASHING.value),
                          torch.where(walk, float(Action.WALK_MIDDLE.value), float(Action.STANDING.value)))
     return speed, action
