@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from melee_agent.arena.fight.melee_cpu import STICK_CLAMP
+from melee_agent.arena.fight.melee_cpu import STICK_CLAMP, STICK_STEP
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,10 @@ class CpuLevel:
     approach: float  # fraction of run speed used to close distance
     recover: int  # frames it always waits after an attack before starting another
     rest: int  # most extra frames (random) it waits before the next neutral attack
-    # ``melee`` only: its walk's stick, a share of full tilt (the designed CPU walks by ``approach`` instead)
+    # ``melee`` only: its walk's stick clamp and the stick's step per frame, shares of full tilt (the designed CPU
+    # walks by ``approach`` instead)
     walk_stick: float = 1.0
+    walk_step: float = 1.0
 
 
 CPU_LEVELS = {
@@ -82,8 +84,13 @@ SMART_FROM_LEVEL = 7
 #   of before (where its CPU keeps its waits): a guess on where the wait sits.
 # * reaction 1: the CPU reads the opponent's state as the last frame left it [D ftCo_800BB104 reads the hitboxes'
 #   previous positions]; no wait of its own before a punish.
-# * approach 1 (dash): beyond 45 the CPU dashes in at every level [D ftCo_800AA42C with xF8_b0, ftCo_800B24B8].
-# * walk_stick: within 45 it walks, its stick clamped per level (STICK_CLAMP of 127 [D ftCo_800AA320]).
+# * approach: the versus CPU walks at every level, it never dashes in. ftCo_800AA42C dashes only with ``xF8_b0``
+#   set, and ftCo_800B24B8 sets it only with a target from ftCo_800A5CE0 (an enemy holding a Starman or the
+#   hammer, to flee from); with none (ftCo_CpuInitNoTarget) it clears it, and the stick goes toward the agent by
+#   ``LstickXTowardDestinationClamped`` (ftcmdscript.c). (The ``approach`` column is the designed CPU's.)
+# * walk_stick and walk_step: that stick's clamp and its step per frame, of 127 (STICK_CLAMP and STICK_STEP
+#   [D ftCo_800AA320]); the stick starts from neutral after every attack and turn (ftCo_800B4A78 zeroes it at
+#   every mode switch), so each approach is a walk that speeds up (arena/dodge/melee_aim.py).
 # * smart: none at any level. The game skips a target only while it respawns (``ftCo_800A1C44``: ``x2219_b1``,
 #   set in RebirthWait by ``ftCo_800C7070``) or in a few other states of its own; no attack choice reads
 #   intangibility [D ftCo_800B8A9C, ftCo_800B4AB0].
@@ -91,7 +98,8 @@ _GATE_SHARE = {1: 119 / 300, 2: 179 / 300, 3: 119 / 240, 4: 179 / 240}
 _WAIT = {1: (35, 5), 2: (30, 5), 3: (25, 5), 4: (25, 0), 5: (20, 0), 6: (15, 0), 7: (10, 0), 8: (5, 0), 9: (0, 0)}
 MELEE_LEVELS = {
     lvl: CpuLevel(reaction=1, aggression=_GATE_SHARE.get(lvl, 1.0), accuracy=1.0, punish=0.0,
-                  approach=1.0, recover=_WAIT[lvl][1], rest=_WAIT[lvl][0], walk_stick=STICK_CLAMP[lvl] / 127)
+                  approach=1.0, recover=_WAIT[lvl][1], rest=_WAIT[lvl][0], walk_stick=STICK_CLAMP[lvl] / 127,
+                  walk_step=STICK_STEP[lvl] / 127)
     for lvl in range(1, 10)
 }
 #: Each dodging CPU's level table: ``designed`` (the guesses above) or ``melee`` (Melee's own CPU's values).
@@ -112,6 +120,7 @@ class LevelTensors:
     recover: torch.Tensor
     rest: torch.Tensor
     walk_stick: torch.Tensor
+    walk_step: torch.Tensor
     smart: torch.Tensor
 
 

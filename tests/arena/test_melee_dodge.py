@@ -36,7 +36,8 @@ def _first_hit(cpu: str, level: int, n: int = 16, steps: int = 60) -> torch.Tens
 def test_a_level_5_melee_cpu_attacks_whenever_a_move_reaches_the_designed_one_seldom():
     # Melee's CPU at levels 5-9 starts an attack on any frame its list reaches the agent [D ftCo_800B4AB0,
     # ftCo_800B885C]; the designed level 5 does so with a small chance per frame (a guess, cpu_levels.CPU_LEVELS).
-    melee, designed = _first_hit("melee", 5), _first_hit("designed", 5)
+    # (300 frames: a level-5 Marth walks in, his stick stepping 2 of 127 a frame up to 92 [D ftCo_800AA320].)
+    melee, designed = _first_hit("melee", 5, steps=300), _first_hit("designed", 5, steps=300)
     assert (melee >= 0).float().mean() >= 0.9, melee
     assert (designed >= 0).sum() < (melee >= 0).sum(), (designed, melee)
 
@@ -117,7 +118,64 @@ def test_the_dodging_melee_cpu_aims_and_moves_as_the_fights():
         assert moves.count(MOVE_INDEX["jab"]) > len(moves) / 2, moves
     # The designed CPU's stop at 0.8 of the jab's reach is beyond level 1's scaled jab: the melee CPU walks in.
     assert 0.8 * reach[MOVE_INDEX["jab"]] > 0.575 * reach[MOVE_INDEX["jab"]] + melee_aim.BODY_HALF_WIDTH
-    walk_stick = LevelTable.build(torch.device("cpu"), "melee").at(torch.tensor([9.0, 1.0, 9.0])).walk_stick
-    speed, action = melee_aim.approach(torch.tensor([60.0, 20.0, 3.0]), walk_stick)
-    assert action.tolist() == [Action.DASHING.value, Action.WALK_MIDDLE.value, Action.STANDING.value]
-    assert speed[1].item() == pytest.approx(1.6 * 0x48 / 127)  # Marth's walk at level 1's stick clamp
+
+
+def test_the_dodging_melee_cpu_walks_in_with_the_levels_stick_never_dashing():
+    # [D ftCo_800B24B8, ftCo_800AA42C]: no dash without a Starman or hammer to flee; the stick steps toward the agent
+    # by the level's step from neutral [D ftCo_800AA320: 8 of 127 a frame at level 9, 2 at level 1] up to the clamp
+    # (0x7F at 9, 0x48 at 1), ramped down to 80 of 127 at 5 away [ftCo_800AA42C_inline0]; within 5 it stands.
+    from melee.enums import Action  # noqa: PLC0415
+
+    from melee_agent.arena.dodge import melee_aim  # noqa: PLC0415
+
+    lv = LevelTable.build(torch.device("cpu"), "melee").at(torch.tensor([9.0, 9.0, 1.0, 1.0, 9.0, 9.0]))
+    gap = torch.tensor([60.0, 60.0, 60.0, 60.0, 22.5, 3.0])
+    frames = torch.tensor([1.0, 20.0, 1.0, 100.0, 100.0, 100.0])
+    speed, action = melee_aim.approach(gap, lv.walk_stick, lv.walk_step, frames)
+    walk = 1.6  # Marth's walk speed (libmelee characterdata)
+    expected = [walk * 8 / 127, walk, walk * 2 / 127, walk * 0x48 / 127, walk * (80 + 0.5 * (127 - 80)) / 127, 0.0]
+    assert speed.tolist() == pytest.approx(expected, rel=1e-5)
+    assert action.tolist() == [Action.WALK_MIDDLE.value] * 5 + [Action.STANDING.value]
+    # In play: from far away a level-9 Marth is never seen dashing, and his speed grows frame by frame.
+    env = Arena(8, cpu_level=9, seed=0, cpu="melee")
+    env.reset()
+    noop = torch.full((8,), env.noop_index)
+    speeds = []
+    for _ in range(12):
+        env.step_async(noop)
+        ps = env.state.players
+        assert not (ps.action[:, 1] == Action.DASHING.value).any()
+        speeds.append(ps.speed_x[:, 1].abs())
+    rising = torch.stack(speeds)[:6]
+    assert (rising[1:] >= rising[:-1]).all() and (rising[-1] > rising[0]).all()
+
+
+def test_the_dodging_melee_cpu_turns_to_an_agent_behind_it_choosing_nothing_meanwhile():
+    # ftCo_CpuTurnAround (ftCo_0A01.c): 13 frames in which a free Marth with the agent behind him chooses no attack.
+    from melee.enums import Action  # noqa: PLC0415
+
+    from melee_agent.arena.dodge import melee_aim  # noqa: PLC0415
+    from melee_agent.arena.dodge.frame import NO_MOVE  # noqa: PLC0415
+
+    n = 4
+    env = Arena(n, cpu_level=9, seed=0, cpu="melee")
+    env.reset()
+    ps = env.state.players
+    # Fox 10 behind a level-9 Marth that faces away: well within his jab's reach, were he facing it.
+    marth_x = ps.position_x[:, 1]
+    facing = ps.facing[:, 1]
+    ps = ps._replace(position_x=torch.stack((marth_x - 10.0 * facing, marth_x), 1))
+    env.state = env.state._replace(players=ps)
+    noop = torch.full((n,), env.noop_index)
+    env.step_async(noop)
+    ps = env.state.players
+    assert (ps.action[:, 1] == Action.TURNING.value).all() and (ps.facing[:, 1] == -facing).all()
+    for _ in range(melee_aim.TURN_FRAMES - 1):
+        env.step_async(noop)
+        assert (env.state.players.move[:, 1] != NO_MOVE).all()  # still in the turn
+        assert (env.state.players.action[:, 1] == Action.TURNING.value).all()
+    started = False
+    for _ in range(5):
+        env.step_async(noop)
+        started |= bool((env.state.players.move[:, 1] >= 0).any())
+    assert started  # then he attacks the agent now in front of him

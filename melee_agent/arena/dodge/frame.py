@@ -27,7 +27,7 @@ from melee_agent.arena.dodge.tables import SHINE_END_LAG, Tables
 LOCKED = -2.0  # move value of a timed action that is not a move (jump squat, landing, shield drop...)
 NO_MOVE = -1.0
 STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
-DASHING = float(Action.DASHING.value)
+DASHING, WALKING, TURNING = float(Action.DASHING.value), float(Action.WALK_MIDDLE.value), float(Action.TURNING.value)
 
 
 def intangible(ps: PlayerState, T: Tables) -> Tensor:
@@ -292,15 +292,18 @@ def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors,
 
     ``melee`` (the ``melee`` CPU): it moves as :func:`.melee_aim.approach` says.
     """
-    target = torch.where(fc.rolling, fc.future_x, ps.position_x[:, AGENT]) - ps.position_x[:, CPU]
     if not melee:
+        target = torch.where(fc.rolling, fc.future_x, ps.position_x[:, AGENT]) - ps.position_x[:, CPU]
         far = target.abs() > (T.reach[0] * 0.8)
         run = idle & far
         speed = d.MARTH_RUN_SPEED * level.approach
         moving_act = torch.where(run, torch.where(level.approach > 0.6, float(Action.DASHING.value),
                                                   float(Action.WALK_MIDDLE.value)), STANDING)
-    else:
-        speed, moving_act = melee_aim.approach(target.abs(), level.walk_stick)
+    else:  # toward where the agent is, not where its roll ends [D ftCo_800AA42C: x54, the target's position]
+        target = ps.position_x[:, AGENT] - ps.position_x[:, CPU]
+        walks_on = ps.action[:, CPU] == WALKING
+        walk_frames = torch.where(walks_on, ps.action_frame[:, CPU], 1.0)
+        speed, moving_act = melee_aim.approach(target.abs(), level.walk_stick, level.walk_step, walk_frames)
         run = idle & (speed > 0)
     act = ps.action[:, CPU]
     changed = idle & (moving_act != act)
@@ -315,13 +318,25 @@ def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors,
 def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, aim: Tensor | None = None) -> EnvState:
     """Marth's CPU: face the agent, forecast it, choose and start an attack (by level), else approach.
 
-    ``aim``: the ``melee`` CPU's reach scale (see :func:`_cpu_choose_attack`); it attacks only when not dashing.
+    ``aim``: the ``melee`` CPU's reach scale (see :func:`_cpu_choose_attack`); it attacks only when not dashing, and
+    turns to an agent behind it as a script that chooses nothing meanwhile (:data:`.melee_aim.TURN_FRAMES`), where
+    the designed CPU faces the agent on any free frame.
     """
     ps = state.players
     dx = ps.position_x[:, AGENT] - ps.position_x[:, CPU]
     free = ((ps.busy_left[:, CPU] <= 0) & (ps.hitstun_frames_left[:, CPU] <= 0) & (ps.move[:, CPU] == NO_MOVE)
             & (ps.on_ground[:, CPU] > 0))
-    ps = ps._replace(facing=put(ps.facing, CPU, torch.where(free, torch.where(dx >= 0, 1.0, -1.0), ps.facing[:, CPU])))
+    if aim is None:
+        ps = ps._replace(facing=put(ps.facing, CPU, torch.where(free, torch.where(dx >= 0, 1.0, -1.0),
+                                                                 ps.facing[:, CPU])))
+    else:
+        # The facing flips as the turn starts (the game's flips on the turn's 8th frame, measured; nothing reads
+        # it in between, as he chooses no attack) and he stands (the script's stick is neutral, then back).
+        turn = free & (ps.facing[:, CPU] * dx < -melee_aim.NEAR_TURN)
+        ps = _start(ps, CPU, turn, TURNING, LOCKED, float(melee_aim.TURN_FRAMES))
+        ps = ps._replace(facing=put(ps.facing, CPU, torch.where(turn, -ps.facing[:, CPU], ps.facing[:, CPU])),
+                         speed_x=put(ps.speed_x, CPU, torch.where(turn, 0.0, ps.speed_x[:, CPU])))
+        free = free & ~turn
     fc = _forecast_agent(ps, T)
     may_attack = free
     if aim is not None:  # dashing, Melee's CPU looks only at the grab, which the dodging game does not have

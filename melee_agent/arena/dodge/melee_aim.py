@@ -11,9 +11,11 @@ tilt, down tilt, forward smash, dash attack): each keeps its list entry's weight
 is in no list, so this CPU never uses it. The grab, up tilt and up and down smashes are not moves of the dodging
 game, so the draw among the rest is what the fight's is when those do not reach.
 
-It moves as the fight's Melee CPU does too (:func:`approach`): beyond ``5 + 40`` from the agent a dash, within that
-band a walk toward it, within 5 it stands [D ftCo_800AA42C, ftCo_800AA320]. The designed CPU's approach (stop at
-0.8 of the jab's reach) would leave it standing out of its own scaled reach at low levels.
+It moves as the versus CPU does (:func:`approach`): a walk toward the agent whose stick steps up from neutral by
+the level's step a frame, never a dash, standing within 5 [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]. With
+the agent behind him a free Marth turns round first (:data:`TURN_FRAMES`), choosing no attack meanwhile. The
+designed CPU's approach (stop at 0.8 of the jab's reach) would leave it standing out of its own scaled reach at
+low levels.
 
 Example::
 
@@ -36,7 +38,7 @@ from melee_agent.arena import libmelee_data as d
 from melee_agent.arena.draws import uniform_streams
 from melee_agent.arena.env_state import AGENT, CPU, PlayerState
 from melee_agent.arena.fight.melee_cpu import (APPROACH_NEAR, APPROACH_RAMP, BODY_HALF_WIDTH, GROUND_LIST,
-                                               MELEE_SEED_OFFSET)
+                                               MELEE_SEED_OFFSET, NEAR_TURN, RAMP_FLOOR)
 from melee_agent.arena.fight.moves import Slot
 
 #: The dodging game's Marth moves (dodge/tables.MOVES' first rows) as entries of the fight's ground list.
@@ -46,6 +48,13 @@ _ENTRY = {slot: (weight, every) for slot, weight, _lo, _hi, every in GROUND_LIST
 WEIGHTS = tuple(_ENTRY[_SLOT_OF[m.name]][0] if m.name in _SLOT_OF else 0.0 for m in d.MARTH_MOVES)
 GATES = tuple(_ENTRY[_SLOT_OF[m.name]][1] if m.name in _SLOT_OF else 1 for m in d.MARTH_MOVES)
 LOOK_AHEAD_CAP = 20.0  # as the fight's Melee CPU: a move's first active frame, at most 20 frames ahead
+#: Frames a free Marth spends turning to an agent behind him, choosing no attack: the script ftCo_CpuTurnAround
+#: (ftCo_0A01.c: stick neutral, WaitFor 1, LstickXForward 0xB0, WaitFor 1, WaitFor 10) holds 12 frames, and the
+#: mode's handler runs again the frame after its Done [D ftCo_800B2790: only with no script running]. After an
+#: attack (attack mode, ftCo_800B658C) no attack is chosen during it [D ftCo_800ADE48 returns while x18 == 2]; in
+#: movement (ftCo_800AA42C) the game's attack check could fire once the turn has flipped his facing (Marth's turn
+#: flips on its 8th frame, measured): the arena holds him the whole script either way (a simplification).
+TURN_FRAMES = 13
 
 
 def half_range(level: Tensor, episode_frame: Tensor, env_id: Tensor, seed: int | Tensor) -> Tensor:
@@ -72,20 +81,33 @@ def reaches(ps: PlayerState, first_active: Tensor, reach: Tensor, k: int, scale:
     return ok
 
 
-def approach(gap: Tensor, walk_stick: Tensor) -> tuple[Tensor, Tensor]:
+def approach(gap: Tensor, walk_stick: Tensor, walk_step: Tensor, walk_frames: Tensor) -> tuple[Tensor, Tensor]:
     """``[B]`` speed toward the agent and ``[B]`` libmelee action of an idle Marth ``gap`` away from where it goes.
 
-    Beyond ``APPROACH_NEAR + APPROACH_RAMP`` (45): a dash at his run speed [D ftCo_800AA42C]; within it, a walk at
-    his walk speed times ``walk_stick``, the level's stick clamp (``STICK_CLAMP`` of 127 [D ftCo_800AA320], the
-    levels' ``walk_stick``; the clamp's ramp from stick 80 and its per-frame step are left out: a simplification);
-    within ``APPROACH_NEAR``: standing.
+    The versus CPU walks, it never dashes in (``xF8_b0`` is clear without a Starman or hammer to flee
+    [D ftCo_800B24B8, ftCo_800AA42C]): its stick goes toward the agent by the level's ``walk_step`` a frame
+    (``LstickXTowardDestinationClamped``, ftcmdscript.c; steps 2-8 of 127 [D ftCo_800AA320]) from neutral,
+    where every attack and turn leaves it [D ftCo_800B4A78], up to a limit: the level's clamp ``walk_stick``
+    beyond ``APPROACH_RAMP`` (40), ramped down to 80 of 127 at ``APPROACH_NEAR`` (5) within it
+    [D ftCo_800AA42C_inline0] (never above the clamp); within 5, neutral (standing). ``walk_frames`` is the
+    frame of the walk this is (1 on its first), so the stick is ``min(walk_step x walk_frames, limit)`` (the
+    stick is not kept between frames: a walk whose limit falls and rises again resumes at the higher value at
+    once, a simplification). Speed: Marth's walk speed times the stick (the dodging game has no walk
+    acceleration).
+
+    >>> import torch
+    >>> speed, _ = approach(torch.tensor([60.0, 60.0, 3.0]), torch.ones(3), torch.full((3,), 8 / 127),
+    ...                     torch.tensor([1.0, 16.0, 1.0]))
+    >>> [round(v, 3) for v in speed.tolist()]   # level 9: 8 of 127 on the walk's first frame, full at its 16th
+    [0.101, 1.6, 0.0]
     """
-    dash = gap > APPROACH_NEAR + APPROACH_RAMP
-    walk = (gap > APPROACH_NEAR) & ~dash
-    speed = torch.where(dash, d.MARTH_RUN_SPEED, torch.where(walk, d.MARTH.walk * walk_stick, 0.0))
-    action = torch.where(dash, float(Action.DASHING.value),
-                         torch.where(walk, float(Action.WALK_MIDDLE.value), float(Action.STANDING.value)))
+    walk = gap > APPROACH_NEAR
+    ramp = RAMP_FLOOR + ((gap - APPROACH_NEAR) / (APPROACH_RAMP - APPROACH_NEAR)).clamp(0.0, 1.0) * (walk_stick - RAMP_FLOOR)
+    limit = torch.where(gap > APPROACH_RAMP, walk_stick, torch.minimum(ramp, walk_stick))
+    stick = torch.minimum(walk_step * walk_frames, limit)
+    speed = torch.where(walk, d.MARTH.walk * stick, 0.0)
+    action = torch.where(walk, float(Action.WALK_MIDDLE.value), float(Action.STANDING.value))
     return speed, action
 
 
-__all__ = ["GATES", "WEIGHTS", "approach", "half_range", "reaches"]
+__all__ = ["GATES", "NEAR_TURN", "TURN_FRAMES", "WEIGHTS", "approach", "half_range", "reaches"]
