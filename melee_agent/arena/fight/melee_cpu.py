@@ -29,7 +29,7 @@ Each frame, in the dispatcher's order of precedence ([D ftCo_0A01.c, the functio
 
 1. **hitstun / hitlag -- DI** [D ftCo_800AC5A0]: on ``(t mod 120) > 120 - 12 L`` frames (a share L/10)
    the stick is held perpendicular to the launch, on the side that points up; else neutral.
-2. **holding the agent** [D ftCo_800B658C]: pummel with probability ``0.5 / (1 + pummels)``; else, within 30
+2. **holding the agent** [D ftCo_800B683C, the grabbing mode's handler (case 9)]: pummel with probability ``0.5 / (1 + pummels)``; else, within 30
    of a stage end, throw toward it; else up, down, forward or back throw, a quarter each.
 3. **ledge** [D ftCo_800ACB44, ftCo_800A0AF4]: agent within 30: roll (``0.1 L``) or ledge attack; else
    getup 60%, roll 20%, attack 10%, jump 10%. The arena has no ledge roll or ledge attack: both play as
@@ -67,6 +67,13 @@ Each frame, in the dispatcher's order of precedence ([D ftCo_0A01.c, the functio
    clamp at 40 (67, 72, 77, 82, 87, 92, 97, 107, 117, 127; below 80 the clamp itself) -- a walk, the stick
    never flicked; within 5, neutral. Never past the stage's edge (it never goes out to edgeguard or edgehog
    [W-AI, W-flaws]).
+   **Known deviation (found 2026-11-27, not yet changed here):** the dash above is a misreading.
+   ``ftCo_800B24B8`` sets ``xF8_b0`` (``ftCo_CpuSetTargetFlags``) only when ``ftCo_800A5CE0`` finds an enemy
+   holding a Starman or the hammer, to flee from; with none, ``ftCo_CpuInitNoTarget`` clears it, so the versus
+   CPU walks in from any distance with the stepped stick. The dodging game's ``melee`` CPU walks so
+   (arena/dodge/melee_aim.py). Here the dash also carries the dash grab (``DASH_ENTRIES``), which SmashWiki
+   reports the CPU using often; without the dash that grab must come from an attack-list script in PlCo.dat,
+   not decompiled, so the two are to be replaced together, and the fight runs made again.
 
 Never: charged smashes (A is pressed for one frame), L-cancel, wavedash, short-hop aerials, side-B or air
 dodge to recover, edgehog, chaingrab (throws are drawn as above) [W-AI, W-flaws].
@@ -118,7 +125,7 @@ RAMP_FLOOR = 80 / 127  # ftCo_800AA42C_inline0: the ramp starts at stick 80
 THREAT_SWEEP = 3.0  # ftCo_800BB104: the hitbox's motion extended 3 frames ahead
 ROLL_NEAR = 30.0  # ftCo_800BA9A0 (inline2): within 30, roll behind the attacker; beyond, away
 LEDGE_NEAR = 30.0  # ftCo_800ACB44: the agent within 30 of the ledge
-GRAB_EDGE = 30.0  # ftCo_800B658C: within 30 of a stage end, throw toward it
+GRAB_EDGE = 30.0  # ftCo_800B683C: within 30 of a stage end, throw toward it
 BODY_HALF_WIDTH = 4.0  # guess: the agent's half width (x55C/x560) added to a move's reach
 #: Marth's ground attack list: slot, weight, lowest and highest y of the agent relative to Marth, and the entry's
 #: frame gate (it is looked at only when the CPU's frame counter is a multiple of it: ``x80 % x1C`` in
@@ -243,7 +250,7 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     o, decided = put(o, decided, stunned & di_now, sx=dix, sy=diy)
     o, decided = put(o, decided, stunned)
 
-    # 2. Holding the agent [D ftCo_800B658C].
+    # 2. Holding the agent [D ftCo_800B683C].
     holding = (mr == cpu_row(Slot.GRAB_HOLD)) & (m_af >= 2) & ~decided
     pummel = holding & (u_hold * (1.0 + count) < 0.5) & (mine(fs.a_held) == 0)
     o, decided = put(o, decided, pummel, a=yes)
