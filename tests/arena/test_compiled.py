@@ -120,7 +120,7 @@ def test_each_compiled_function_keeps_its_own_graphs(caplog):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("game,cpu", [("dodge", "designed"), ("fight", "designed"), ("fight", "melee")])
+@pytest.mark.parametrize("game,cpu", [("dodge", "designed"), ("dodge", "melee"), ("fight", "designed"), ("fight", "melee")])
 def test_each_compiled_arena_function_traces_as_one_graph(game, cpu):
     """A graph break would split a frame into several graphs, each fused alone (an experiment's
     ``dataclasses.fields`` call in the Marth CPU cost a fight ~20% of its frames per second so)."""
