@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--episodes", type=flags.positive_int, default=100, help="episodes per level (default: %(default)s)")
     p.add_argument("--policy", default="random",
                    help="MODEL.safetensors, pretrained:NAME (a model shipped with melee-agent, e.g. "
-                        "pretrained:fight), or a scripted policy: noop, random, dodger, fighter (default: %(default)s)")
+                        "pretrained:fight), or a scripted policy: noop, random, dodger, roller, fighter (default: %(default)s)")
     p.add_argument("--envs", type=flags.positive_int, default=None,
                    help="arena environments stepped together (default: min(episodes, 256); never more than --episodes)")
     p.add_argument("--seed", type=flags.seed, default=1, help="environment seed (default: %(default)s)")

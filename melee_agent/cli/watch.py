@@ -23,13 +23,12 @@ from melee_agent.arena.games import GAMES
 from melee_agent.games import game_of
 from melee_agent.arena.dodge.tables import Tables
 from melee_agent.cli.common import config_for_policy, model_settings
-from melee_agent.rl.policies import make_policy
+from melee_agent.rl.policies import SCRIPTED, make_policy
 from melee_agent.report.video import NO_FFMPEG, VideoWriter, check_fps, ffmpeg_available, open_video, video_format
 from melee_agent.report.watch import Painter, clock, palette_image, view_of
 from melee_agent.cli import flags
 
 GAME_FPS = 60
-SCRIPTED = ("noop", "random", "dodger", "fighter")
 END_HOLD_MS = 1_000  # a GIF loops: the frame that ended the game stays a second before it does
 
 
@@ -62,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("watch", help="draw one arena game as a GIF or MP4: stage, hurtboxes, hitboxes, HUD")
     p.add_argument("--policy", default="random",
                    help="MODEL.safetensors, pretrained:NAME (a model shipped with melee-agent, e.g. "
-                        "pretrained:fight), or a scripted policy: noop, random, dodger, fighter (default: %(default)s)")
+                        "pretrained:fight), or a scripted policy: noop, random, dodger, roller, fighter (default: %(default)s)")
     p.add_argument("--cpu-level", default="9", help="the CPU's level, 1-9 (default: %(default)s)")
     p.add_argument("--game", default=None,
                    help="dodge (the arena's task: the episode ends at the first hit) or fight (a whole "

@@ -1,12 +1,14 @@
 """Policies that map a batch of 27-float states to actions: scripted baselines and trained models.
 
 ``make_policy(spec, action_set, device)`` with ``spec`` one of ``"noop"``, ``"random"``,
-``"dodger"``, ``"fighter"`` or a path to a model ``.safetensors`` file. Every policy reads only the state vector,
+``"dodger"``, ``"roller"``, ``"fighter"`` or a path to a model ``.safetensors`` file. Every policy reads only the state vector,
 so the same one plays the arena and real Melee.
 
 ``dodger`` shows the task can be solved: when the opponent's action turns into one of Marth's
 attacks (its action_frame is in the first few frames) and it is close enough to reach, spot
-dodge; otherwise stand still.
+dodge; otherwise stand still. ``roller`` rolls through Marth (toward him, out behind him) whenever he is near,
+whatever he is doing: against Melee's versus CPU, which turns for 13 frames when its target gets behind it, that
+alone stays untouched through many level-9 minutes (docs/cpu.md).
 
 Example::
 
@@ -75,6 +77,23 @@ def dodger_policy(action_set: str, reach: float = 45.0, dash_reach: float = 70.0
         close = dist <= torch.where(dash, torch.full_like(dist, dash_reach), torch.full_like(dist, reach))
         go = attacking & (opp_frame <= react_frames) & close
         return torch.where(go, dodge, noop).long()
+
+    return act
+
+
+def roller_policy(action_set: str, near: float = 30.0) -> Policy:
+    """Roll toward Marth, through him, whenever he is within ``near`` (x distance; 30 is a round figure, not
+    fitted: docs/cpu.md gives 30 and 40 side by side); otherwise stand. Needs the rolls (``untouchable``, ``fight``)."""
+    aset = get_action_set(action_set)
+    if "roll_left" not in aset.names or "roll_right" not in aset.names:
+        raise ValueError(f"the roller policy needs roll_left and roll_right, which action set {action_set!r} lacks "
+                         "(use untouchable or fight)")
+    noop, left, right = aset.noop_index, aset.index("roll_left"), aset.index("roll_right")
+
+    def act(obs: torch.Tensor) -> torch.Tensor:
+        dx = _raw(obs, "opponent_x") - _raw(obs, "agent_x")
+        roll = torch.where(dx > 0, right, left)
+        return torch.where(dx.abs() < near, roll, noop).long()
 
     return act
 
@@ -213,7 +232,7 @@ def model_policy(path: str | Path, action_set: str, device: str | torch.device =
 
 
 #: The policies named rather than loaded from a file.
-SCRIPTED = ("noop", "random", "dodger", "fighter")
+SCRIPTED = ("noop", "random", "dodger", "roller", "fighter")
 
 
 def make_policy(spec: str, action_set: str, device: str | torch.device = "cpu", seed: int = 0,
@@ -226,6 +245,8 @@ def make_policy(spec: str, action_set: str, device: str | torch.device = "cpu", 
         return random_policy(action_set, seed)
     if spec == "dodger":
         return dodger_policy(action_set)
+    if spec == "roller":
+        return roller_policy(action_set)
     if spec == "fighter":
         return fighter_policy(action_set)
     path = Path(spec)
@@ -233,4 +254,4 @@ def make_policy(spec: str, action_set: str, device: str | torch.device = "cpu", 
         if not path.exists():
             raise FileNotFoundError(f"model file not found: {path}")
         return model_policy(path, action_set, device, delay_frames=delay_frames)
-    raise ValueError(f"unknown policy {spec!r}: use noop, random, dodger, fighter or a .safetensors model file")
+    raise ValueError(f"unknown policy {spec!r}: use noop, random, dodger, roller, fighter or a .safetensors model file")

@@ -179,3 +179,48 @@ def test_the_dodging_melee_cpu_turns_to_an_agent_behind_it_choosing_nothing_mean
         env.step_async(noop)
         started |= bool((env.state.players.move[:, 1] >= 0).any())
     assert started  # then he attacks the agent now in front of him
+
+
+@pytest.mark.slow
+def test_rolling_through_a_level_9_melee_cpu_outlasts_it_the_spot_dodger_does_not():
+    # The turn is what a roll through Marth buys: 13 frames choosing nothing [ftCo_CpuTurnAround]. The roller policy
+    # (roll toward him whenever he is within 30) stays untouched through many level-9 minutes; without the turn (the
+    # CPU before it) it lasted none, and the scripted spot dodger lasts none either way.
+    from melee_agent.rl.policies import make_policy  # noqa: PLC0415
+
+    def untouched_share(spec: str, n: int = 16) -> float:
+        env = Arena(n, cpu_level=9, seed=3, cpu="melee")
+        obs = env.reset()
+        policy = make_policy(spec, "untouchable")
+        touched = torch.zeros(n, dtype=torch.bool)
+        finished = torch.zeros(n, dtype=torch.bool)
+        for _ in range(1_000):  # decisions: a minute is 3,600 frames, a roll 32 of them
+            obs, _, done, info = env.step(policy(obs))
+            touched |= info["hit"] & ~finished
+            finished |= done
+            if bool(finished.all()):
+                break
+        assert bool(finished.all())
+        return float((~touched).float().mean())
+
+    assert untouched_share("roller") >= 0.25
+    assert untouched_share("dodger") == 0.0
+
+
+def test_the_roller_rolls_toward_marth_when_he_is_near_and_needs_the_rolls():
+    from melee_agent.envs.actions import get_action_set  # noqa: PLC0415
+    from melee_agent.envs.state import STATE_FIELDS, STATE_NAMES  # noqa: PLC0415
+    from melee_agent.rl.policies import make_policy  # noqa: PLC0415
+
+    names = get_action_set("untouchable").names
+    col = {n: i for i, n in enumerate(STATE_NAMES)}
+    scale = {f.name: (f.offset, f.scale) for f in STATE_FIELDS}
+    obs = torch.zeros(3, len(STATE_NAMES))
+    for i, (fox, marth) in enumerate(((0.0, 20.0), (0.0, -20.0), (0.0, 50.0))):
+        for name, x in (("agent_x", fox), ("opponent_x", marth)):
+            offset, s = scale["x"]
+            obs[i, col[name]] = (x + offset) / s
+    acts = [names[a] for a in make_policy("roller", "untouchable")(obs).tolist()]
+    assert acts == ["roll_right", "roll_left", "noop"]
+    with pytest.raises(ValueError, match="roll_left and roll_right"):
+        make_policy("roller", "basic")
