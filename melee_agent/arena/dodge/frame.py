@@ -27,7 +27,7 @@ from melee_agent.arena.dodge.tables import SHINE_END_LAG, Tables
 LOCKED = -2.0  # move value of a timed action that is not a move (jump squat, landing, shield drop...)
 NO_MOVE = -1.0
 STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
-DASHING, WALKING, TURNING = float(Action.DASHING.value), float(Action.WALK_MIDDLE.value), float(Action.TURNING.value)
+WALKING, TURNING = float(Action.WALK_MIDDLE.value), float(Action.TURNING.value)
 
 
 def intangible(ps: PlayerState, T: Tables) -> Tensor:
@@ -318,7 +318,7 @@ def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors,
 def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, aim: Tensor | None = None) -> EnvState:
     """Marth's CPU: face the agent, forecast it, choose and start an attack (by level), else approach.
 
-    ``aim``: the ``melee`` CPU's reach scale (see :func:`_cpu_choose_attack`); it attacks only when not dashing, and
+    ``aim``: the ``melee`` CPU's reach scale (see :func:`_cpu_choose_attack`); it never dashes, and
     turns to an agent behind it as a script that chooses nothing meanwhile (:data:`.melee_aim.TURN_FRAMES`), where
     the designed CPU faces the agent on any free frame.
     """
@@ -338,10 +338,8 @@ def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, a
                          speed_x=put(ps.speed_x, CPU, torch.where(turn, 0.0, ps.speed_x[:, CPU])))
         free = free & ~turn
     fc = _forecast_agent(ps, T)
-    may_attack = free
-    if aim is not None:  # dashing, Melee's CPU looks only at the grab, which the dodging game does not have
-        may_attack = free & (ps.action[:, CPU] != DASHING)
-    choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, may_attack, state.game.cpu_cooldown <= 0, ps,
+    # (The fights' "no attack out of a dash" needs no rule here: this CPU walks, it never dashes.)
+    choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free, state.game.cpu_cooldown <= 0, ps,
                                 state.game.episode_frame, aim)
     state = _cpu_start_attack(state._replace(players=ps), T, level, u, choice)
     return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack, aim is not None))

@@ -3,8 +3,8 @@
 The fight's Melee CPU (:mod:`melee_agent.arena.fight.melee_cpu`, where each rule's source is cited) looks at each
 entry of Marth's ground attack list. An entry is a candidate when its reach box, scaled by the level's ``x570``
 [D ftCo_800B33B0] and widened by the agent's half width, holds the agent as its speed carries it to the entry's
-first active frame [D ftCo_800B4AB0], on the frames the entry's gate allows (``x80 % x1C``), and not
-while Marth dashes (dashing, he looks only at the grab: a guess shaped by SmashWiki's list of AI flaws). Among the
+first active frame [D ftCo_800B4AB0], on the frames the entry's gate allows (``x80 % x1C``) (the fights' CPU also
+looks only at the grab while it dashes; this one never dashes, :func:`approach`). Among the
 candidates one is drawn by weight. Here the same rules pick among the dodging game's Marth moves (jab, forward
 tilt, down tilt, forward smash, dash attack): each keeps its list entry's weight and gate
 (:data:`~melee_agent.arena.fight.melee_cpu.GROUND_LIST`, guesses, as PlCo.dat is not decompiled); the dash attack
@@ -37,8 +37,8 @@ from torch import Tensor
 from melee_agent.arena import libmelee_data as d
 from melee_agent.arena.draws import uniform_streams
 from melee_agent.arena.env_state import AGENT, CPU, PlayerState
-from melee_agent.arena.fight.melee_cpu import (APPROACH_NEAR, APPROACH_RAMP, BODY_HALF_WIDTH, GROUND_LIST,
-                                               MELEE_SEED_OFFSET, NEAR_TURN, RAMP_FLOOR)
+from melee_agent.arena.fight.melee_cpu import (APPROACH_NEAR, BODY_HALF_WIDTH, GROUND_LIST, MELEE_SEED_OFFSET,
+                                               NEAR_TURN, walk_limit)
 from melee_agent.arena.fight.moves import Slot
 
 #: The dodging game's Marth moves (dodge/tables.MOVES' first rows) as entries of the fight's ground list.
@@ -89,7 +89,7 @@ def approach(gap: Tensor, walk_stick: Tensor, walk_step: Tensor, walk_frames: Te
     (``LstickXTowardDestinationClamped``, ftcmdscript.c; steps 2-8 of 127 [D ftCo_800AA320]) from neutral,
     where every attack and turn leaves it [D ftCo_800B4A78], up to a limit: the level's clamp ``walk_stick``
     beyond ``APPROACH_RAMP`` (40), ramped down to 80 of 127 at ``APPROACH_NEAR`` (5) within it
-    [D ftCo_800AA42C_inline0] (never above the clamp); within 5, neutral (standing). ``walk_frames`` is the
+    (:func:`~melee_agent.arena.fight.melee_cpu.walk_limit`, as the fights' CPU); within 5, neutral (standing). ``walk_frames`` is the
     frame of the walk this is (1 on its first), so the stick is ``min(walk_step x walk_frames, limit)`` (the
     stick is not kept between frames: a walk whose limit falls and rises again resumes at the higher value at
     once, a simplification). Speed: Marth's walk speed times the stick (the dodging game has no walk
@@ -102,9 +102,7 @@ def approach(gap: Tensor, walk_stick: Tensor, walk_step: Tensor, walk_frames: Te
     [0.101, 1.6, 0.0]
     """
     walk = gap > APPROACH_NEAR
-    ramp = RAMP_FLOOR + ((gap - APPROACH_NEAR) / (APPROACH_RAMP - APPROACH_NEAR)).clamp(0.0, 1.0) * (walk_stick - RAMP_FLOOR)
-    limit = torch.where(gap > APPROACH_RAMP, walk_stick, torch.minimum(ramp, walk_stick))
-    stick = torch.minimum(walk_step * walk_frames, limit)
+    stick = torch.minimum(walk_step * walk_frames, walk_limit(gap, walk_stick))
     speed = torch.where(walk, d.MARTH.walk * stick, 0.0)
     action = torch.where(walk, float(Action.WALK_MIDDLE.value), float(Action.STANDING.value))
     return speed, action

@@ -173,6 +173,20 @@ class MeleeLevels:
                    t(WAIT_SPAN), t(WAIT_BASE))
 
 
+def walk_limit(gap: Tensor, clamp: Tensor) -> Tensor:
+    """The approach stick's limit ``gap`` from the destination, of full tilt [D ftCo_800AA42C_inline0]: the level's
+    ``clamp`` beyond ``APPROACH_RAMP``; within it ramped from max(80, 127 x the horizontal deadzone) of 127 at
+    ``APPROACH_NEAR`` to the clamp, never above the clamp. The deadzone is PlCo.dat data; 80 as the floor assumes
+    it is under 0.63 (guess: Melee's stick deadzone is commonly given as 0.2875).
+
+    >>> import torch
+    >>> [round(v * 127, 1) for v in walk_limit(torch.tensor([60.0, 22.5, 5.0]), torch.ones(3)).tolist()]
+    [127.0, 103.5, 80.0]
+    """
+    ramp = RAMP_FLOOR + ((gap - APPROACH_NEAR) / (APPROACH_RAMP - APPROACH_NEAR)).clamp(0.0, 1.0) * (clamp - RAMP_FLOOR)
+    return torch.where(gap > APPROACH_RAMP, clamp, torch.minimum(ramp, clamp))
+
+
 def _threat(state: EnvState, T: FightTable) -> Tensor:
     """[D ftCo_800BB9B4 / ftCo_800BB104] ``[B]``: an agent hitbox (not a grab) that was out on the last frame (the
     CPU reads the capsules as the last frame left them, past their first update), swept 3 frames ahead along its
@@ -402,11 +416,7 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     act = torch.where(start_dash, toward, act)
     o, decided = put(o, decided, start_dash)
     clamp = levels.stick[Li]
-    # ftCo_800AA42C_inline0: from max(80, 127 x the horizontal deadzone) at x38 to the clamp at x3C, never above the
-    # clamp. The deadzone is PlCo.dat data; 80 as the floor assumes it is under 0.63 (guess: Melee's stick deadzone
-    # is commonly given as 0.2875).
-    ramp = RAMP_FLOOR + ((tdist - APPROACH_NEAR) / (APPROACH_RAMP - APPROACH_NEAR)).clamp(0.0, 1.0) * (clamp - RAMP_FLOOR)
-    limit = torch.where(tdist > APPROACH_RAMP, clamp, torch.minimum(ramp, clamp))
+    limit = walk_limit(tdist, clamp)
     walk = neutral & ~decided & (tdist > APPROACH_NEAR)
     stepped = (mine(fs.stick_x_prev) + toward * levels.step[Li]).clamp(-1.0, 1.0)
     stepped = torch.maximum(torch.minimum(stepped, limit), -limit)
@@ -415,4 +425,4 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     return CpuDecision(o, fs, g.cpu_cooldown)
 
 
-__all__ = ["control", "MeleeLevels"]
+__all__ = ["control", "MeleeLevels", "walk_limit"]
