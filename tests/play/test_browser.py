@@ -30,11 +30,16 @@ def _state(url: str) -> dict:
 
 
 def _hold_frames(driver, url: str, key: str, frames: int) -> None:
-    """Hold ``key`` while the game plays ``frames`` frames (whatever the frame rate this machine keeps)."""
+    """Hold ``key`` while the game plays ``frames`` frames (whatever the frame rate this machine keeps).
+
+    The frames are counted from the first one that read the press (its ``seq``): a loaded machine can take
+    longer than the hold to deliver the key, and a press released before any frame reads it is lost, as a press
+    between two of Melee's polls is."""
     from selenium.webdriver.common.action_chains import ActionChains
 
-    start = _state(url)["frame"]
+    sent = driver.execute_script("return window.playStats.sent")  # the next seq the page will send
     ActionChains(driver).key_down(key).perform()
+    start = wait_for(lambda: (s := _state(url))["read_seq"] >= sent and s["frame"], timeout=30)
     wait_for(lambda: _state(url)["frame"] >= start + frames, timeout=30)
     ActionChains(driver).key_up(key).perform()
 
