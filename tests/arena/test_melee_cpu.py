@@ -260,20 +260,37 @@ def _play_fox_standing(env: Arena, frames: int):
 
 
 @pytest.mark.parametrize("level", [1, 9])
-def test_far_away_it_dashes_in_at_every_level_after_two_neutral_frames(level):
-    # [D ftCo_800AA42C] with xF8_b0 set for a target [D ftCo_800B24B8]: beyond x38 + x3C = 45 the script is stick
-    # neutral, WaitFor 2, stick 127 toward the target: a flick, so Marth dashes whatever his level.
+def test_far_away_it_walks_in_at_every_level_never_a_dash(level):
+    # [D ftCo_800B24B8]: xF8_b0 (the dash in ftCo_800AA42C) is set only to flee a Starman or hammer holder; the versus
+    # CPU walks from any distance, its stick stepping up from neutral by the level's step (2 or 8 of 127 a frame).
     env = fight(1, level=level, cpu="melee")
     env.state = with_game(env.state, episode_frame=0.0)
     place(env, AGENT, position_x=-60.0, facing=1.0)
     place(env, CPU, position_x=40.0, facing=-1.0)
-    pads = _play_fox_standing(env, 8)
-    sx = [float(p[0][0]) for p in pads]
-    assert sx[:3] == [0.0, 0.0, -1.0], sx
-    assert float(Action.DASHING.value) in [float(p[1][0]) for p in pads[3:]]
+    pads = _play_fox_standing(env, 12)
+    step = melee_cpu.STICK_STEP[level]
+    assert [round(-float(p[0][0]) * 127) for p in pads[:3]] == [step, 2 * step, 3 * step], pads[:3]
+    actions = {float(p[1][0]) for p in pads}
+    assert float(Action.DASHING.value) not in actions and float(Action.RUNNING.value) not in actions, actions
 
 
-def test_within_reach_of_the_dash_band_the_stick_walks_up_by_the_levels_step():
+def test_with_fox_behind_him_he_turns_for_13_frames_choosing_nothing():
+    # ftCo_CpuTurnAround: stick neutral, WaitFor 1, stick 80 of 127 back, WaitFor 1, WaitFor 10; the handlers run
+    # again only after the script [D ftCo_800B2790]. Fox stands 20 behind a level-9 Marth, in his jab's reach once
+    # he has turned: for 13 frames no attack, then the jab (the closest entry) may start.
+    env = fight(1, level=9, cpu="melee")
+    env.state = with_game(env.state, episode_frame=0.0)
+    place(env, AGENT, position_x=-12.0, facing=1.0)
+    place(env, CPU, position_x=0.0, facing=1.0)
+    pads = _play_fox_standing(env, melee_cpu.TURN_FRAMES)
+    sx = [round(float(p[0][0]) * 127) for p in pads]
+    assert sx == [0] + [-80] * (melee_cpu.TURN_FRAMES - 1), sx
+    assert float(env.state.players.facing[0, CPU]) == -1.0
+    assert int(env.state.players.move[0, CPU]) < 0  # no attack during the script
+    assert int(env.state.fight.cpu_plan[0]) == int(melee_cpu.NONE)
+
+
+def test_the_stick_walks_up_by_the_levels_step_to_its_clamp():
     # [D ftCo_800AA320 / ftcmdscript.c LstickXTowardDestinationClamped]: the stick moves by the level's step per
     # frame (level 1: 2, level 9: 8 of 127) toward Fox, never past the ramped clamp (level 1: 72 of 127).
     env = fight(2, level=9, cpu="melee")
@@ -399,11 +416,12 @@ def test_with_fox_off_stage_it_stays_on_the_stage_no_edgeguard_no_edgehog():
 
 
 @pytest.mark.slow
-def test_it_dashes_in_to_dash_grab_jabs_a_standing_fox_and_grabs_only_a_shielding_one():
+def test_it_walks_in_to_dash_grab_jabs_a_standing_fox_and_grabs_only_a_shielding_one():
     # [W-flaws]: CPUs approach "to then spam their neutral attack and dash grabs when close"; with the player close
-    # and still they "only spam their jabs, grabbing only if the player shields" (the guessed list: melee_cpu.DASH_ENTRIES;
-    # the anti-shield list at levels 6-9 [D ftCo_800B8A9C]). Level 9, 8 games each: Fox standing 80 away, standing
-    # 14 away, shielding 14 away; the first attack Marth starts.
+    # and still they "only spam their jabs, grabbing only if the player shields" (the guessed grab entry: a dash-grab
+    # script beyond a standing grab's reach, melee_cpu.GROUND_LIST; the anti-shield list at levels 6-9
+    # [D ftCo_800B8A9C]). Level 9, 8 games each: Fox standing 80 away, standing 14 away, shielding 14 away; the first
+    # attack Marth starts, and he walks in (never a dash before the dash grab's own).
     from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
     n = 8
     env = fight(3 * n, level=9, cpu="melee")
@@ -415,6 +433,8 @@ def test_it_dashes_in_to_dash_grab_jabs_a_standing_fox_and_grabs_only_a_shieldin
     c = env._consts
     z, no = torch.zeros(3 * n), torch.zeros(3 * n, dtype=torch.bool)
     first = torch.full((3 * n,), -1.0)
+    dashed_before = torch.zeros(3 * n, dtype=torch.bool)
+    dash = float(Action.DASHING.value)
     with torch.inference_mode():
         for _ in range(90):
             res, _ = fight_frame_fox(env.state, (no, no, no, no, shield, z, z), c.fight, c.seed, c.spawn_x)
@@ -422,7 +442,12 @@ def test_it_dashes_in_to_dash_grab_jabs_a_standing_fox_and_grabs_only_a_shieldin
             m = env.state.players.move
             slot = torch.where(m[:, CPU] >= 0, rows_of(m)[:, CPU] - row(CPU, 0), -1)
             first = torch.where((first < 0) & (slot >= 0), slot.float(), first)
+            dashed = env.state.players.action[:, CPU] == dash
+            # a dash that is not the dash grab's script (its plan) is an approach dash
+            plan = env.state.fight.cpu_plan
+            dashed_before |= (first < 0) & dashed & (plan != melee_cpu.DASH_GRAB) & (plan != melee_cpu.ATTACK)
     far, close, shielded = first[:n].tolist(), first[n:2 * n].tolist(), first[2 * n:].tolist()
     assert far == [float(Slot.DASH_GRAB)] * n, far
+    assert not dashed_before.any()
     assert close == [float(Slot.JAB1)] * n, close
     assert shielded == [float(Slot.GRAB)] * n, shielded

@@ -3,8 +3,7 @@
 The fight's Melee CPU (:mod:`melee_agent.arena.fight.melee_cpu`, where each rule's source is cited) looks at each
 entry of Marth's ground attack list. An entry is a candidate when its reach box, scaled by the level's ``x570``
 [D ftCo_800B33B0] and widened by the agent's half width, holds the agent as its speed carries it to the entry's
-first active frame [D ftCo_800B4AB0], on the frames the entry's gate allows (``x80 % x1C``) (the fights' CPU also
-looks only at the grab while it dashes; this one never dashes, :func:`approach`). Among the
+first active frame [D ftCo_800B4AB0], on the frames the entry's gate allows (``x80 % x1C``). Among the
 candidates one is drawn by weight. Here the same rules pick among the dodging game's Marth moves (jab, forward
 tilt, down tilt, forward smash, dash attack): each keeps its list entry's weight and gate
 (:data:`~melee_agent.arena.fight.melee_cpu.GROUND_LIST`, guesses, as PlCo.dat is not decompiled); the dash attack
@@ -38,7 +37,7 @@ from melee_agent.arena import libmelee_data as d
 from melee_agent.arena.draws import uniform_streams
 from melee_agent.arena.env_state import AGENT, CPU, PlayerState
 from melee_agent.arena.fight.melee_cpu import (APPROACH_NEAR, BODY_HALF_WIDTH, GROUND_LIST, MELEE_SEED_OFFSET,
-                                               NEAR_TURN, walk_limit)
+                                               NEAR_TURN, TURN_FRAMES, walk_limit)
 from melee_agent.arena.fight.moves import Slot
 
 #: The dodging game's Marth moves (dodge/tables.MOVES' first rows) as entries of the fight's ground list.
@@ -48,13 +47,10 @@ _ENTRY = {slot: (weight, every) for slot, weight, _lo, _hi, every in GROUND_LIST
 WEIGHTS = tuple(_ENTRY[_SLOT_OF[m.name]][0] if m.name in _SLOT_OF else 0.0 for m in d.MARTH_MOVES)
 GATES = tuple(_ENTRY[_SLOT_OF[m.name]][1] if m.name in _SLOT_OF else 1 for m in d.MARTH_MOVES)
 LOOK_AHEAD_CAP = 20.0  # as the fight's Melee CPU: a move's first active frame, at most 20 frames ahead
-#: Frames a free Marth spends turning to an agent behind him, choosing no attack: the script ftCo_CpuTurnAround
-#: (ftCo_0A01.c: stick neutral, WaitFor 1, LstickXForward 0xB0, WaitFor 1, WaitFor 10) holds 12 frames, and the
-#: mode's handler runs again the frame after its Done [D ftCo_800B2790: only with no script running]. After an
-#: attack (attack mode, ftCo_800B658C) no attack is chosen during it [D ftCo_800ADE48 returns while x18 == 2]; in
-#: movement (ftCo_800AA42C) the game's attack check could fire once the turn has flipped his facing (Marth's turn
-#: flips on its 8th frame, measured): the arena holds him the whole script either way (a simplification).
-TURN_FRAMES = 13
+# TURN_FRAMES (the fights' CPU's, ftCo_CpuTurnAround): after an attack (attack mode, ftCo_800B658C) no attack is
+# chosen during it [D ftCo_800ADE48 returns while x18 == 2]; in movement (ftCo_800AA42C) the game's attack check
+# could fire once the turn has flipped his facing (Marth's turn flips on its 8th frame, measured): the arena holds
+# him the whole script either way (a simplification).
 
 
 def half_range(level: Tensor, episode_frame: Tensor, env_id: Tensor, seed: int | Tensor) -> Tensor:

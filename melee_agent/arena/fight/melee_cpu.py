@@ -58,22 +58,18 @@ Each frame, in the dispatcher's order of precedence ([D ftCo_0A01.c, the functio
    itself (the script is run the frame it is written: ``ftCo_800B3900``). A or Z in shield is a shield grab (as in Melee),
    so an attack chosen out of shield is the counterattack out of a (perfect) shield. Aerials only when
    already airborne near the agent at level >= 4 [D ftCo_800B89CC]; never a short-hop aerial.
-7. **moving** [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: turn toward the agent; then, more than
-   ``5 + 40`` away (``x38 = 5``, ``x3C = 40``), a dash at every level: with a target the versus CPU sets
-   ``xF8_b0`` (``ftCo_CpuSetTargetActive`` in ``ftCo_800B24B8``), and its script is stick neutral, wait 2,
-   stick 127 toward it (already dashing or running: 127 at once). Within that band the stick moves toward the
-   agent by the level's step per frame (1, 2, 2, 2, 2, 2, 4, 4, 8, 8 of 127 for levels 0-9:
-   ``LstickXTowardDestinationClamped``, ftcmdscript.c) up to a limit ramped from 80 at 5 away to the level's
-   clamp at 40 (67, 72, 77, 82, 87, 92, 97, 107, 117, 127; below 80 the clamp itself) -- a walk, the stick
-   never flicked; within 5, neutral. Never past the stage's edge (it never goes out to edgeguard or edgehog
-   [W-AI, W-flaws]).
-   **Known deviation (found 2026-11-27, not yet changed here):** the dash above is a misreading.
-   ``ftCo_800B24B8`` sets ``xF8_b0`` (``ftCo_CpuSetTargetFlags``) only when ``ftCo_800A5CE0`` finds an enemy
-   holding a Starman or the hammer, to flee from; with none, ``ftCo_CpuInitNoTarget`` clears it, so the versus
-   CPU walks in from any distance with the stepped stick. The dodging game's ``melee`` CPU walks so
-   (arena/dodge/melee_aim.py). Here the dash also carries the dash grab (``DASH_ENTRIES``), which SmashWiki
-   reports the CPU using often; without the dash that grab must come from an attack-list script in PlCo.dat,
-   not decompiled, so the two are to be replaced together, and the fight runs made again.
+7. **moving** [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: with the agent more than 3 behind, the turn script
+   ``ftCo_CpuTurnAround`` (stick neutral, WaitFor 1, stick 80 of 127 back, WaitFor 1, WaitFor 10): 13 frames in
+   which nothing else is chosen (:data:`TURN_FRAMES`). Else a walk toward the agent from any distance, never a
+   dash: ``xF8_b0``, the dash in ``ftCo_800AA42C``, is set (``ftCo_CpuSetTargetFlags`` in ``ftCo_800B24B8``) only
+   when ``ftCo_800A5CE0`` finds an enemy holding a Starman or the hammer, to flee from; with none
+   ``ftCo_CpuInitNoTarget`` clears it. The stick moves toward the agent by the level's step per frame (1, 2, 2, 2,
+   2, 2, 4, 4, 8, 8 of 127 for levels 0-9: ``LstickXTowardDestinationClamped``, ftcmdscript.c) up to the level's
+   clamp (67, 72, 77, 82, 87, 92, 97, 107, 117, 127), ramped within ``5 + 40`` (``x38 = 5``, ``x3C = 40``) from 80
+   at 5 away (:func:`walk_limit`) -- the stick never flicked; within 5, neutral. Never past the stage's edge (it
+   never goes out to edgeguard or edgehog [W-AI, W-flaws]). The only dash is the grab entry's own script (a dash
+   grab, a guess: see :data:`GROUND_LIST`). Until 2026-11-27 this CPU dashed in from beyond 45, a misreading of
+   ``ftCo_800B24B8``; the fight results made before then (docs/results) played that CPU.
 
 Never: charged smashes (A is pressed for one frame), L-cancel, wavedash, short-hop aerials, side-B or air
 dodge to recover, edgehog, chaingrab (throws are drawn as above) [W-AI, W-flaws].
@@ -100,8 +96,9 @@ MELEE_SEED_OFFSET = 27_183  # the melee CPU's draws: a seed offset of its own
 SHIELD = float(Action.SHIELD.value)
 DASHING, RUNNING = float(Action.DASHING.value), float(Action.RUNNING.value)
 
-# Plans (FightState.cpu_plan) and what cpu_act holds for each.
-NONE, ATTACK, DEFEND_ROLL, HOLD_SHIELD, UPB, DASH_IN = 0.0, 1.0, 2.0, 3.0, 4.0, 5.0
+# Plans (FightState.cpu_plan) and what cpu_act holds for each (ATTACK: the slot; DASH_GRAB, TURN, DEFEND_ROLL: a
+# direction in world units).
+NONE, ATTACK, DEFEND_ROLL, HOLD_SHIELD, UPB, DASH_GRAB, TURN = 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0
 
 #: ftCo_800AA320: the approach stick's clamp per level 0-9, of 127.
 STICK_CLAMP = (0x43, 0x48, 0x4D, 0x52, 0x57, 0x5C, 0x61, 0x6B, 0x75, 0x7F)
@@ -121,6 +118,12 @@ NEAR_TURN = 3.0  # guess: closer than this it does not turn to face the agent
 APPROACH_RAMP = 40.0  # ftCo_800A101C: x3C = 40, the band beyond ``x38`` where the approach walks
 APPROACH_NEAR = 5.0  # ftCo_800A101C / ftCo_800A1F3C: x38 = 5, within it the stick is neutral
 DASH_WAIT = 2  # ftCo_800AA42C: LstickXTowardDestination 0, WaitFor 2, then 127 (a flick: the dash)
+DASH_GRAB_RUN = 2  # guess: frames of dash before the dash grab's Z (the dash-grab script is PlCo.dat data)
+#: ftCo_CpuTurnAround (ftCo_0A01.c): stick neutral, WaitFor 1, LstickXForward 0xB0 (80 of 127 back), WaitFor 1,
+#: WaitFor 10: 12 frames of script, and the mode's handler runs again the frame after its Done [D ftCo_800B2790:
+#: only with no script running], so 13 frames choose nothing: the stick neutral on the first, back on the rest.
+TURN_FRAMES = 13
+TURN_STICK = 0x50 / 127  # 0xB0 as a signed byte: -80, forward units (back)
 RAMP_FLOOR = 80 / 127  # ftCo_800AA42C_inline0: the ramp starts at stick 80
 THREAT_SWEEP = 3.0  # ftCo_800BB104: the hitbox's motion extended 3 frames ahead
 ROLL_NEAR = 30.0  # ftCo_800BA9A0 (inline2): within 30, roll behind the attacker; beyond, away
@@ -134,15 +137,15 @@ BODY_HALF_WIDTH = 4.0  # guess: the agent's half width (x55C/x560) added to a mo
 GROUND_LIST = ((Slot.JAB1, 4.0, -10.0, 14.0, 1), (Slot.GRAB, 3.0, -10.0, 12.0, 1), (Slot.FTILT, 0.6, -10.0, 16.0, 6),
                (Slot.DTILT, 0.5, -10.0, 8.0, 6), (Slot.UTILT, 0.4, 8.0, 30.0, 6), (Slot.FSMASH, 0.4, -10.0, 16.0, 40),
                (Slot.USMASH, 0.2, 6.0, 30.0, 20), (Slot.DSMASH, 0.2, -10.0, 8.0, 20))
-#: Guess, shaped by [W-flaws] ("constantly approaching to then spam their neutral attack and dash grabs when close";
-#: with the player very close and still, "only spam their jabs, grabbing only if the player shields"; no dash attack
-#: named): a dashing or running Marth looks only at the grab (Z while dashing is a dash grab); the other entries wait
-#: until he stands; standing, he grabs only a shielding agent (the anti-shield list, levels 6-9), and the list has no
-#: dash attack. Before,
-#: with a dash attack entry (weight 0.5) and the jab looked at while dashing (A while dashing is a dash attack), the
-#: level-9 CPU dashing in met the agent first with the dash attack's reach predicted 12 frames ahead, or the jab's
-#: (26, against the grab's 19): no dash grab at all and a dash attack in 18% of its starts (cpu-report, docs/cpu.md).
-DASH_ENTRIES = (Slot.GRAB,)
+#: The grab entry is a dash grab. Guess, shaped by [W-flaws] ("constantly approaching to then spam their neutral
+#: attack and dash grabs when close"; with the player very close and still, "only spam their jabs, grabbing only if
+#: the player shields"; no dash attack named): the versus CPU never dashes to approach [D ftCo_800B24B8], so the dash
+#: must be the entry's own script (PlCo.dat, not decompiled). Here the entry is a candidate from a stand or a walk
+#: when the agent is within a dash grab's reach (the dash's :data:`DASH_WAIT` neutral frames and
+#: :data:`DASH_GRAB_RUN` dashing frames, then the grab's startup, at the dash's initial speed) but beyond a standing
+#: grab's (close and still, jabs); its script is the dash (stick neutral, then 127 toward the agent) and Z while
+#: dashing. Against a shielding agent (the anti-shield list, levels 6-9, guess: the grab) in a standing grab's reach,
+#: Z at once (a standing grab). The list has no dash attack.
 #: Marth's air list (guess): by where the agent is.
 AIR_LIST = ((Slot.NAIR, 1.0), (Slot.FAIR, 1.0), (Slot.UAIR, 1.0), (Slot.DAIR, 0.5), (Slot.BAIR, 0.5))
 # The controller for each attack: (a, z, sx in facing units, sy).
@@ -307,8 +310,9 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     gate = torch.remainder(t, 120.0) > levels.defend_after[Li]
     threat = _threat(state, T) & gate & ~decided
     on_stage = mx.abs() <= edge
-    start_hold = threat & ground & in_shield & (plan != DEFEND_ROLL)
-    start_roll = threat & ground & free & ~in_shield & (plan != DEFEND_ROLL)
+    scripted = (plan == TURN) | (plan == DASH_GRAB)  # a running script: the handlers wait [D ftCo_800B2790]
+    start_hold = threat & ground & in_shield & (plan != DEFEND_ROLL) & ~scripted
+    start_roll = threat & ground & free & ~in_shield & (plan != DEFEND_ROLL) & ~scripted
     hold_for = (9.0 - L) * (4.0 + torch.floor(4.0 * u_kind))
     plan = torch.where(start_hold, HOLD_SHIELD, torch.where(start_roll, DEFEND_ROLL, plan))
     timer = torch.where(start_hold | start_roll, 0.0, timer)
@@ -335,6 +339,15 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     dashing = (m_action == DASHING) | (m_action == RUNNING)
     dy = fy - my
     shielding_agent = theirs(ps.action) == SHIELD
+    # The dash grab's reach (guess, see GROUND_LIST): the agent as its speed carries it to the grab's first active
+    # frame after the script's dash, against the grab's reach plus the dash's travel at its initial speed.
+    dg_row = cpu_row(Slot.DASH_GRAB)
+    dg_startup = T.first_active[dg_row].clamp(max=20.0)
+    dg_ahead = DASH_WAIT + DASH_GRAB_RUN + dg_startup
+    dg_rel = (fx + theirs(ps.speed_x) * dg_ahead) - mx
+    dg_travel = mine(T.attrs.dash_initial) * (DASH_GRAB_RUN + dg_startup)
+    dg_reach = T.reach[dg_row] * half_range + BODY_HALF_WIDTH + dg_travel
+    dash_grab_ok = (dg_rel * facing >= -BODY_HALF_WIDTH) & (dg_rel * facing <= dg_reach)
     best_w, pick = torch.zeros_like(mx), torch.full_like(mx, -1.0)
     for k, (s, w, lo, hi, every) in enumerate(GROUND_LIST):
         r = cpu_row(s)
@@ -345,10 +358,9 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
         if every > 1:
             ok = ok & (torch.remainder(t, float(every)) == 0)
         anti_shield = shielding_agent & (L > 5)  # [D ftCo_800B8A9C]: the x10 list at levels 6-9 (guess: the grab)
-        if s in DASH_ENTRIES:  # guess: the grab only dashing (a dash grab) or against a shield (see DASH_ENTRIES)
-            ok = ok & (dashing | anti_shield)
-        else:
-            ok = ok & ~dashing
+        if s == Slot.GRAB:  # a standing grab against a shield; else a dash grab, beyond a standing grab's reach
+            ok = torch.where(anti_shield, ok, dash_grab_ok & ~ok & (dy >= lo) & (dy <= hi))
+        ok = ok & ~dashing
         if s == Slot.GRAB:
             w_eff = torch.where(anti_shield, 100.0, w)
         else:
@@ -374,6 +386,18 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     # 0: WaitFor 0 leaves the duration 0 and the interpreter reads on) the button is pressed on the decision frame;
     # a WaitFor w presses it w frames later.
     fire = attacking & (wait <= 0) & free
+    # The grab but against a shield (or out of one: a shield grab) is its dash-grab script (see GROUND_LIST); the
+    # script starts on this frame.
+    start_dg = fire & (act == float(Slot.GRAB)) & ~dashing & ~(shielding_agent & (L > 5)) & ~in_shield
+    plan = torch.where(start_dg, DASH_GRAB, plan)
+    timer = torch.where(start_dg, 0.0, timer)
+    act = torch.where(start_dg, facing, act)
+    fire = fire & ~start_dg
+    dash_grab = (plan == DASH_GRAB) & ground & free & ~decided
+    o, decided = put(o, decided, dash_grab & (timer < DASH_WAIT))  # stick neutral, WaitFor 2 (as the dash script)
+    o, decided = put(o, decided, dash_grab & (timer < DASH_WAIT + DASH_GRAB_RUN), sx=act)  # 127: the flick
+    o, decided = put(o, decided, dash_grab, sx=act, z=yes)  # Z while dashing: the dash grab
+    plan = torch.where((plan == DASH_GRAB) & (~dash_grab | (timer >= DASH_WAIT + DASH_GRAB_RUN)), NONE, plan)
     # The dash grab keeps the dash through the wait and the press (guess: the scripts are in PlCo.dat).
     keep_dash = dashing & (act == float(Slot.GRAB))
     for s, (a, z, sx, sy) in PRESS.items():
@@ -396,28 +420,23 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     o, decided = put(o, decided, attacking & ~fire & free, shield=in_shield, sx=torch.where(keep_dash, facing, 0.0))
     plan = torch.where(attacking & (fire | ~free), NONE, plan)
 
-    # 7. Moving [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: turn, then dash in from beyond 5 + 40, walk within.
+    # 7. Moving [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: turn (a 13-frame script), then walk in, never a dash.
     target = fx.clamp(-(edge - 10.0), edge - 10.0)
     tdx = target - mx
     tdist = tdx.abs()
     toward = torch.sign(tdx)
-    dash_in = (plan == DASH_IN) & ground & free & ~decided
-    o, decided = put(o, decided, dash_in & (timer < DASH_WAIT))  # stick neutral, WaitFor 2
-    o, decided = put(o, decided, dash_in, sx=torch.where(timer >= DASH_WAIT, act, 0.0))  # then 127: the flick
-    plan = torch.where((plan == DASH_IN) & (~dash_in | (timer >= DASH_WAIT)), NONE, plan)
     neutral = ground & free & (plan == NONE) & ~decided
-    turn = neutral & ~face_ok & (dist > NEAR_TURN)
-    o, decided = put(o, decided, turn, sx=dirx * 0.63)  # TurnAround: LstickXForward 0xB0 (80 of 127 back)
-    far = neutral & ~decided & (tdist - APPROACH_NEAR > APPROACH_RAMP)
-    o, decided = put(o, decided, far & dashing, sx=toward)
-    start_dash = far & ~dashing
-    plan = torch.where(start_dash, DASH_IN, plan)
-    timer = torch.where(start_dash, 0.0, timer)
-    act = torch.where(start_dash, toward, act)
-    o, decided = put(o, decided, start_dash)
+    start_turn = neutral & ~face_ok & (dist > NEAR_TURN)
+    plan = torch.where(start_turn, TURN, plan)
+    timer = torch.where(start_turn, 0.0, timer)
+    act = torch.where(start_turn, dirx, act)
+    turning = (plan == TURN) & ground & free & ~decided
+    o, decided = put(o, decided, turning & (timer <= 0))  # stick neutral, WaitFor 1
+    o, decided = put(o, decided, turning, sx=act * TURN_STICK)  # LstickXForward 0xB0 (back), WaitFor 1, WaitFor 10
+    plan = torch.where((plan == TURN) & (~turning | (timer >= TURN_FRAMES - 1)), NONE, plan)
     clamp = levels.stick[Li]
     limit = walk_limit(tdist, clamp)
-    walk = neutral & ~decided & (tdist > APPROACH_NEAR)
+    walk = ground & free & (plan == NONE) & ~decided & (tdist > APPROACH_NEAR)
     stepped = (mine(fs.stick_x_prev) + toward * levels.step[Li]).clamp(-1.0, 1.0)
     stepped = torch.maximum(torch.minimum(stepped, limit), -limit)
     o, decided = put(o, decided, walk, sx=stepped)
