@@ -80,8 +80,9 @@ SMART_FROM_LEVEL = 7
 #   reach, their weights and frame gates, and no attack from a dash, are the fight's Melee CPU's rules
 #   (arena/dodge/melee_aim.py).
 # * rest and recover: the wait the CPU takes before playing a chosen attack, int(span x u) + base frames
-#   [D ftCo_800B63D8]: level 1 5-39 ... level 8 0-4, level 9 none. The dodging arena waits after an attack instead
-#   of before (where its CPU keeps its waits): a guess on where the wait sits.
+#   [D ftCo_800B63D8]: level 1 5-39 ... level 8 0-4, level 9 none. The ``melee`` CPU chooses, stands through the
+#   wait and then plays the move whatever the agent did (``GameState.cpu_pending``; arena/dodge/frame.py); the
+#   designed CPU's ``rest`` comes after an attack instead.
 # * reaction 1: the CPU reads the opponent's state as the last frame left it [D ftCo_800BB104 reads the hitboxes'
 #   previous positions]; no wait of its own before a punish.
 # * approach: the versus CPU walks at every level, it never dashes in. ftCo_800AA42C dashes only with ``xF8_b0``

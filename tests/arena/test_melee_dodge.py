@@ -224,3 +224,50 @@ def test_the_roller_rolls_toward_marth_when_he_is_near_and_needs_the_rolls():
     assert acts == ["roll_right", "roll_left", "noop"]
     with pytest.raises(ValueError, match="roll_left and roll_right"):
         make_policy("roller", "basic")
+
+
+def test_the_dodging_melee_cpu_waits_the_levels_time_then_plays_the_move_whatever_the_agent_did():
+    # [D ftCo_800B63D8]: the chosen attack waits int(35 u) + 5 frames at level 1 (5-39) and is then played whatever
+    # the target did (the follow-through); level 9 waits none, the press on the frame it chooses [D ftCo_800B3900].
+    # Here Fox is carried 120 away the frame after each choice: the move is still played, Marth standing meanwhile.
+    from melee_agent.arena.dodge.frame import NO_MOVE  # noqa: PLC0415
+
+    n = 64
+    env = Arena(n, cpu_level=1, seed=3, cpu="melee")
+    env.reset()
+    noop = torch.full((n,), env.noop_index)
+    chosen_at = torch.full((n,), -1)
+    chosen_move = torch.full((n,), -1.0)
+    waits, moved = [], []
+    for i in range(900):
+        was_waiting, x_before = env.state.game.cpu_pending > 0, env.state.players.position_x[:, 1].clone()
+        env.step_async(noop)
+        g, ps = env.state.game, env.state.players
+        still = was_waiting & (g.cpu_pending > 0)
+        moved.append(float((ps.position_x[:, 1] - x_before).abs().where(still, 0.0).max()))
+        new = (chosen_at < 0) & (g.cpu_pending > 0)
+        chosen_at = torch.where(new, i, chosen_at)
+        chosen_move = torch.where(new, g.cpu_pending - 1, chosen_move)
+        if new.any():  # Fox goes far away: out of every move's reach
+            far = ps.position_x[:, 1] + torch.where(ps.position_x[:, 1] > 0, -120.0, 120.0)
+            x = torch.where(new, far, ps.position_x[:, 0])
+            env.state = env.state._replace(players=ps._replace(position_x=torch.stack((x, ps.position_x[:, 1]), 1)))
+        started = (chosen_at >= 0) & (ps.move[:, 1] != NO_MOVE) & (ps.action_frame[:, 1] == 1)
+        for j in torch.nonzero(started).flatten().tolist():
+            waits.append(i - int(chosen_at[j]))
+            assert float(ps.move[j, 1]) == float(chosen_move[j])
+        chosen_at = torch.where(started, -1, chosen_at)
+    assert len(waits) >= 20, len(waits)
+    assert min(waits) >= 5 and max(waits) <= 39, (min(waits), max(waits))
+    assert max(waits) - min(waits) >= 15  # drawn, not fixed
+    assert max(moved) == 0.0, max(moved)  # he stood through the wait
+
+    env = Arena(n, cpu_level=9, seed=3, cpu="melee")
+    env.reset()
+    started_n = 0
+    for _ in range(300):
+        env.step_async(noop)
+        assert not (env.state.game.cpu_pending > 0).any()  # level 9: chosen and played on the same frame
+        ps = env.state.players
+        started_n += int(((ps.move[:, 1] != NO_MOVE) & (ps.action_frame[:, 1] == 1)).sum())
+    assert started_n >= 20

@@ -287,10 +287,11 @@ def _cpu_start_attack(state: EnvState, T: Tables, level: LevelTensors, u: CpuDra
 
 
 def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors, idle: Tensor,
-                  melee: bool = False) -> PlayerState:
+                  melee: bool = False, hold: Tensor | None = None) -> PlayerState:
     """An idle CPU walks or runs toward where the agent is (or will be), else stands.
 
-    ``melee`` (the ``melee`` CPU): it moves as :func:`.melee_aim.approach` says.
+    ``melee`` (the ``melee`` CPU): it moves as :func:`.melee_aim.approach` says; where ``hold`` (waiting to play a
+    chosen attack: the script's stick is neutral), it stands.
     """
     if not melee:
         target = torch.where(fc.rolling, fc.future_x, ps.position_x[:, AGENT]) - ps.position_x[:, CPU]
@@ -301,6 +302,8 @@ def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors,
                                                   float(Action.WALK_MIDDLE.value)), STANDING)
     else:  # toward where the agent is, not where its roll ends [D ftCo_800AA42C: x54, the target's position]
         target = ps.position_x[:, AGENT] - ps.position_x[:, CPU]
+        if hold is not None:
+            target = torch.where(hold, 0.0, target)
         walks_on = ps.action[:, CPU] == WALKING
         walk_frames = torch.where(walks_on, ps.action_frame[:, CPU], 1.0)
         speed, moving_act = melee_aim.approach(target.abs(), level.walk_stick, level.walk_step, walk_frames)
@@ -320,7 +323,9 @@ def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, a
 
     ``aim``: the ``melee`` CPU's reach scale (see :func:`_cpu_choose_attack`); it never dashes, and
     turns to an agent behind it as a script that chooses nothing meanwhile (:data:`.melee_aim.TURN_FRAMES`), where
-    the designed CPU faces the agent on any free frame.
+    the designed CPU faces the agent on any free frame. The ``melee`` CPU waits the level's time between choosing an
+    attack and playing it, standing, and then plays it whatever the agent did meanwhile [D ftCo_800B63D8]
+    (:func:`_melee_cpu_attack`); the designed CPU rests after an attack instead.
     """
     ps = state.players
     dx = ps.position_x[:, AGENT] - ps.position_x[:, CPU]
@@ -329,20 +334,42 @@ def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, a
     if aim is None:
         ps = ps._replace(facing=put(ps.facing, CPU, torch.where(free, torch.where(dx >= 0, 1.0, -1.0),
                                                                  ps.facing[:, CPU])))
-    else:
-        # The facing flips as the turn starts (the game's flips on the turn's 8th frame, measured; nothing reads
-        # it in between, as he chooses no attack) and he stands (the script's stick is neutral, then back).
-        turn = free & (ps.facing[:, CPU] * dx < -melee_aim.NEAR_TURN)
-        ps = _start(ps, CPU, turn, TURNING, LOCKED, float(melee_aim.TURN_FRAMES))
-        ps = ps._replace(facing=put(ps.facing, CPU, torch.where(turn, -ps.facing[:, CPU], ps.facing[:, CPU])),
-                         speed_x=put(ps.speed_x, CPU, torch.where(turn, 0.0, ps.speed_x[:, CPU])))
-        free = free & ~turn
+        fc = _forecast_agent(ps, T)
+        choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free, state.game.cpu_cooldown <= 0, ps,
+                                    state.game.episode_frame, aim)
+        state = _cpu_start_attack(state._replace(players=ps), T, level, u, choice)
+        return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack))
+    waiting = state.game.cpu_pending > 0
+    # The facing flips as the turn starts (the game's flips on the turn's 8th frame, measured; nothing reads
+    # it in between, as he chooses no attack) and he stands (the script's stick is neutral, then back).
+    turn = free & ~waiting & (ps.facing[:, CPU] * dx < -melee_aim.NEAR_TURN)
+    ps = _start(ps, CPU, turn, TURNING, LOCKED, float(melee_aim.TURN_FRAMES))
+    ps = ps._replace(facing=put(ps.facing, CPU, torch.where(turn, -ps.facing[:, CPU], ps.facing[:, CPU])),
+                     speed_x=put(ps.speed_x, CPU, torch.where(turn, 0.0, ps.speed_x[:, CPU])))
+    free = free & ~turn
     fc = _forecast_agent(ps, T)
-    # (The fights' "no attack out of a dash" needs no rule here: this CPU walks, it never dashes.)
-    choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free, state.game.cpu_cooldown <= 0, ps,
+    choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free & ~waiting, state.game.cpu_cooldown <= 0, ps,
                                 state.game.episode_frame, aim)
-    state = _cpu_start_attack(state._replace(players=ps), T, level, u, choice)
-    return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack, aim is not None))
+    state, played, waiting = _melee_cpu_attack(state._replace(players=ps), T, level, u, choice, free)
+    return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~played, True, hold=waiting))
+
+
+def _melee_cpu_attack(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, choice: AttackChoice,
+                      free: Tensor) -> tuple[EnvState, Tensor, Tensor]:
+    """The ``melee`` CPU's attack: a chosen move waits ``int(rest x u) + recover`` frames (the level's
+    ``ftCo_800B63D8`` wait: level 1 5-39 ... level 8 0-4, level 9 none) in ``cpu_pending`` / ``cpu_cooldown``, then
+    starts on the first free frame after it; with no wait it starts on the frame it is chosen (the script runs the
+    frame it is written [D ftCo_800B3900]). Returns the state, ``[B]`` started this frame, ``[B]`` still waiting."""
+    g = state.game
+    wait = level.recover + (u.rest * level.rest).floor()
+    pending = torch.where(choice.attack, choice.move + 1.0, g.cpu_pending)
+    cooldown = torch.where(choice.attack, wait, g.cpu_cooldown)
+    play = free & (pending > 0) & (cooldown <= 0)
+    move = (pending - 1.0).clamp(min=0.0)
+    ps = _start(state.players, CPU, play, T.action[move.long()], move, T.length[move.long()])
+    g = g._replace(cpu_pending=torch.where(play, 0.0, pending),
+                   cpu_cooldown=torch.where(play, T.length[move.long()], cooldown))
+    return state._replace(players=ps, game=g), play, g.cpu_pending > 0
 
 
 def _physics(ps: PlayerState, T: Tables) -> PlayerState:
