@@ -366,9 +366,9 @@ def _melee_cpu_attack(state: EnvState, T: Tables, level: LevelTensors, u: CpuDra
     cooldown = torch.where(choice.attack, wait, g.cpu_cooldown)
     play = free & (pending > 0) & (cooldown <= 0)
     move = (pending - 1.0).clamp(min=0.0)
-    ps = _start(state.players, CPU, play, T.action[move.long()], move, T.length[move.long()])
-    g = g._replace(cpu_pending=torch.where(play, 0.0, pending),
-                   cpu_cooldown=torch.where(play, T.length[move.long()], cooldown))
+    k = move.long()
+    ps = _start(state.players, CPU, play, T.action[k], move, T.length[k])
+    g = g._replace(cpu_pending=torch.where(play, 0.0, pending), cpu_cooldown=torch.where(play, T.length[k], cooldown))
     return state._replace(players=ps, game=g), play, g.cpu_pending > 0
 
 

@@ -339,6 +339,7 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     dashing = (m_action == DASHING) | (m_action == RUNNING)
     dy = fy - my
     shielding_agent = theirs(ps.action) == SHIELD
+    anti_shield = shielding_agent & (L > 5)  # [D ftCo_800B8A9C]: the x10 list at levels 6-9 (guess: the grab)
     # The dash grab's reach (guess, see GROUND_LIST): the agent as its speed carries it to the grab's first active
     # frame after the script's dash, against the grab's reach plus the dash's travel at its initial speed.
     dg_row = cpu_row(Slot.DASH_GRAB)
@@ -357,7 +358,6 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
         ok = (rel * facing >= -BODY_HALF_WIDTH) & (rel * facing <= reach) & (dy >= lo) & (dy <= hi)
         if every > 1:
             ok = ok & (torch.remainder(t, float(every)) == 0)
-        anti_shield = shielding_agent & (L > 5)  # [D ftCo_800B8A9C]: the x10 list at levels 6-9 (guess: the grab)
         if s == Slot.GRAB:  # a standing grab against a shield; else a dash grab, beyond a standing grab's reach
             ok = torch.where(anti_shield, ok, dash_grab_ok & ~ok & (dy >= lo) & (dy <= hi))
         ok = ok & ~dashing
@@ -387,8 +387,9 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     # a WaitFor w presses it w frames later.
     fire = attacking & (wait <= 0) & free
     # The grab but against a shield (or out of one: a shield grab) is its dash-grab script (see GROUND_LIST); the
-    # script starts on this frame.
-    start_dg = fire & (act == float(Slot.GRAB)) & ~dashing & ~(shielding_agent & (L > 5)) & ~in_shield
+    # script starts on this frame. (No attack is chosen while dashing, and the wait holds the stick neutral, so an
+    # attack is never pressed out of a dash.)
+    start_dg = fire & (act == float(Slot.GRAB)) & ~anti_shield & ~in_shield
     plan = torch.where(start_dg, DASH_GRAB, plan)
     timer = torch.where(start_dg, 0.0, timer)
     act = torch.where(start_dg, facing, act)
@@ -398,15 +399,11 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     o, decided = put(o, decided, dash_grab & (timer < DASH_WAIT + DASH_GRAB_RUN), sx=act)  # 127: the flick
     o, decided = put(o, decided, dash_grab, sx=act, z=yes)  # Z while dashing: the dash grab
     plan = torch.where((plan == DASH_GRAB) & (~dash_grab | (timer >= DASH_WAIT + DASH_GRAB_RUN)), NONE, plan)
-    # The dash grab keeps the dash through the wait and the press (guess: the scripts are in PlCo.dat).
-    keep_dash = dashing & (act == float(Slot.GRAB))
     for s, (a, z, sx, sy) in PRESS.items():
         m = fire & (act == float(s))
         kw = {}
         if sx != 0.0:
             kw["sx"] = facing * sx
-        elif s == Slot.GRAB:
-            kw["sx"] = torch.where(keep_dash, facing, 0.0)
         if sy != 0.0:
             kw["sy"] = one * sy
         if a:
@@ -417,7 +414,7 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     # The script's wait: stick neutral, no button (its follow-through: played whatever the agent does). In shield
     # the shield stays up, so the press is a shield grab: a stand-in (guess) for Melee's powershield cancel
     # (acting at once out of a perfect shield, SmashWiki "Perfect shield"), which the arena's shield drop lacks.
-    o, decided = put(o, decided, attacking & ~fire & free, shield=in_shield, sx=torch.where(keep_dash, facing, 0.0))
+    o, decided = put(o, decided, attacking & ~fire & free, shield=in_shield)
     plan = torch.where(attacking & (fire | ~free), NONE, plan)
 
     # 7. Moving [D ftCo_800AA42C, ftCo_800AA320, ftCo_800B24B8]: turn (a 13-frame script), then walk in, never a dash.
