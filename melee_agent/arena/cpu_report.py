@@ -33,7 +33,7 @@ from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU, with_player
 from melee_agent.arena.fight.fighter import rows_of
 from melee_agent.arena.fight.frame import EDGE, PERFECT_SHIELD_FRAMES, fight_frame_fox
-from melee_agent.arena.fight.melee_cpu import ATTACK
+from melee_agent.arena.fight.melee_cpu import ATTACK, DASH_GRAB, NONE
 from melee_agent.arena.fight.moves import NUM_SLOTS, Slot
 
 SCENARIOS = ("standing", "approach", "aerials", "fox_offstage", "recovery")
@@ -165,10 +165,11 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
             started = (slot >= 0) & (ps.action_frame[:, CPU] == 1) & ((slot != prev_slot) | (prev.action_frame[:, CPU] != 1))
             if cpu == "melee":
                 # A choice with a wait leaves its plan set (the wait in cpu_wait); one with none is pressed on the
-                # decision frame itself, so the plan is already spent: an attack started with no plan before it.
-                chose = (fs.cpu_plan == ATTACK) & (prev_plan != ATTACK)
+                # decision frame itself, so the plan is already spent: an attack started with no plan before it. A
+                # dash grab starts under its own script's plan, its wait already counted when it was chosen.
+                chose = ((fs.cpu_plan == ATTACK) | (fs.cpu_plan == DASH_GRAB)) & (prev_plan != ATTACK) & (prev_plan != DASH_GRAB)
                 waits += fs.cpu_wait[chose].tolist()
-                at_once = started & (prev_plan != ATTACK) & sum((slot == s) for s in ATTACK_SLOTS).bool()
+                at_once = started & (prev_plan == NONE) & sum((slot == s) for s in ATTACK_SLOTS).bool()
                 waits += [0.0] * int(at_once.sum())
             for name, slots in CHOICE_SLOTS.items():
                 counts[name] += int(sum(int((started & (slot == s)).sum()) for s in slots))
