@@ -34,7 +34,7 @@ def test_wheel_holds_one_namespace_and_the_configs(wheel):
                  "melee_agent/umi/bot.py", "melee_agent/umi/frames.py",
                  "melee_agent/configs/default.toml", "melee_agent/configs/small.toml",
                  "melee_agent/configs/dolphin.toml", "melee_agent/pretrained/fight.safetensors",
-                 "melee_agent/pretrained/dodge.safetensors"):
+                 "melee_agent/pretrained/fight-d18.safetensors", "melee_agent/pretrained/dodge.safetensors"):
         assert part in names
 
 
