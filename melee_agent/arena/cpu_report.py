@@ -167,7 +167,8 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
                 # A choice with a wait leaves its plan set (the wait in cpu_wait); one with none is pressed on the
                 # decision frame itself, so the plan is already spent: an attack started with no plan before it. A
                 # dash grab starts under its own script's plan, its wait already counted when it was chosen.
-                chose = ((fs.cpu_plan == ATTACK) | (fs.cpu_plan == DASH_GRAB)) & (prev_plan != ATTACK) & (prev_plan != DASH_GRAB)
+                planned, planned_before = ((p == ATTACK) | (p == DASH_GRAB) for p in (fs.cpu_plan, prev_plan))
+                chose = planned & ~planned_before
                 waits += fs.cpu_wait[chose].tolist()
                 at_once = started & (prev_plan == NONE) & sum((slot == s) for s in ATTACK_SLOTS).bool()
                 waits += [0.0] * int(at_once.sum())
