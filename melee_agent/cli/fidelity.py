@@ -1,5 +1,7 @@
 """`melee-agent fidelity REPLAY...`: the arena's hit predictions beside real replays (issue 22); with
-``--motion``, its movement from the replays' own controller frames (issue 49, :mod:`melee_agent.report.motion`).
+``--motion``, its movement from the replays' own controller frames (issue 49, :mod:`melee_agent.report.motion`);
+with ``--intangibility``, the frames on which Fox and Marth cannot be hit, beside the arena's
+(:mod:`melee_agent.report.intangibility`).
 
 Prints a table per move (hits, damage exact share, hitstun within 1 frame, launch speed within 5%)
 and, with ``--json FILE``, writes every hit and the summary shares (atomically). A replay libmelee
@@ -23,7 +25,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--motion", action="store_true",
                    help="instead: re-play every Fox and Marth free-movement stretch from its own inputs and report "
                         "how long the arena stays within 1 unit (docs/motion.md)")
+    p.add_argument("--intangibility", action="store_true",
+                   help="instead: the action frames on which Fox and Marth were intangible in the replays (Slippi "
+                        "2.1.0 on) beside the arena's windows (docs/intangibility.md)")
     p.set_defaults(func=run)
+
+
+def run_intangibility(args: argparse.Namespace) -> int:
+    from melee_agent.report import intangibility  # noqa: PLC0415
+
+    found, errors = intangibility.run(args.replays)
+    for e in errors:
+        print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)
+    rows = intangibility.compare(found)
+    print(f"{len(args.replays) - len(errors)} replay(s) read, {len(errors)} skipped; {len(found)} Fox/Marth action "
+          f"instances, {len(rows)} actions")
+    if rows:
+        print(intangibility.format_table(rows))
+        wrong = [f"{r.character} {r.action}" for r in rows if r.match is False]
+        print("the arena differs on: " + ", ".join(wrong) if wrong else "the arena agrees on every action it plays")
+    if args.json:
+        atomic_write_json(args.json, intangibility.report(rows, errors))
+        print(f"wrote {args.json}")
+    return 0 if len(errors) < len(args.replays) else 1
 
 
 def run_motion(args: argparse.Namespace) -> int:
@@ -44,8 +68,13 @@ def run_motion(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.motion and args.intangibility:
+        print("melee-agent fidelity: --motion and --intangibility are two reports; give one", file=sys.stderr)
+        return 2
     if args.motion:
         return run_motion(args)
+    if args.intangibility:
+        return run_intangibility(args)
     results, errors = fidelity.run(args.replays)
     for e in errors:
         print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)

@@ -22,7 +22,7 @@ MOVE_INDEX = {m.name: i for i, m in enumerate(MOVES)}
 NUM_MARTH_MOVES = len(d.MARTH_MOVES)
 SHINE_END_LAG = 17  # guess: frames after the 3-frame shine start before Fox can act without jumping
 AIRDODGE_FRAMES = 49  # SmashWiki: air dodge lasts 49 frames for Fox (intangible 4-29)
-AIRDODGE_INTANGIBLE = (4, 29)
+AIRDODGE_INTANGIBLE = (4, 29)  # measured on real replays, Fox and Marth (docs/intangibility.md)
 LANDING_SPECIAL_FRAMES = 10  # SmashWiki: landing from an air dodge, 10 frames
 
 

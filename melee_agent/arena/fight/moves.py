@@ -136,16 +136,35 @@ AERIAL_LANDING_ACTION = {Slot.NAIR: Action.NAIR_LANDING, Slot.FAIR: Action.FAIR_
 # --- numbers the game files here do not carry ---
 SHINE_LOOP_FRAMES = 17  # guess (as the dodging arena's SHINE_END_LAG): the reflector held after the 3-frame start
 SHINE_JUMP_CANCEL = 4  # SmashWiki Fox shine: jump-cancellable from frame 4 (frame 1 of the loop after the 3-frame start)
-SHINE_INTANGIBLE = (1, 1)  # SmashWiki Fox shine: intangible on frame 1 (guess: not checked here, as the dodging arena)
-SPOT_DODGE_INTANGIBLE = (2, 15)  # SmashWiki spot dodge: intangible 2-15 (Fox; Marth's taken as the same: guess)
-ROLL_INTANGIBLE = (4, 15)  # SmashWiki Fox roll: intangible 4-15 (guess for Marth, and not checked for Fox)
+# Intangibility windows (first, last action frame). "measured": the hurtbox collision state Slippi records
+# (2.1.0 on), voted frame by frame over every instance in slippi-js's test replays and ../shared/replays
+# (`melee-agent fidelity --intangibility`, docs/intangibility.md); "meleelight": schmooblidon/meleelight's
+# character files, read off the game (src/characters/<c>/…Attributes.js `intangibility`, moves/CLIFFGETUPQUICK.js).
+SHINE_INTANGIBLE = (1, 1)  # measured: Fox's shine start (55 instances), frame 1 only
+INTANGIBLE: dict[Character, dict[int, tuple[int, int]]] = {
+    Character.FOX: {
+        Slot.SPOT_DODGE: (2, 15),  # measured (3 spot dodges, 22 frames); SmashWiki spot dodge table: 2-15 of 22
+        Slot.ROLL_FORWARD: (4, 19),  # measured (3 rolls, 31 frames); meleelight ESCAPEF [4, 16 frames]
+        Slot.ROLL_BACKWARD: (4, 19),  # measured (13 rolls, 31 frames); meleelight ESCAPEB [4, 16 frames]
+        Slot.AIRDODGE: (4, 29),  # measured (47 air dodges); SmashWiki Fox air dodge: 4-29
+        Slot.LEDGE_HANG: (1, 30),  # measured (26 hangs, seen to frame 50): the first 30 frames of hanging
+        Slot.LEDGE_GETUP: (1, 30),  # measured (2 quick getups, 34 frames)
+    },
+    Character.MARTH: {
+        Slot.SPOT_DODGE: (2, 17),  # meleelight ESCAPEN [2, 16 frames] of 27 (no Marth spot dodge in replays with the state)
+        Slot.ROLL_FORWARD: (4, 19),  # measured (3 rolls, 35 frames; meleelight says 4-23 for both rolls)
+        Slot.ROLL_BACKWARD: (4, 23),  # measured (1 roll, 35 frames); meleelight ESCAPEB [4, 20 frames]
+        Slot.AIRDODGE: (4, 29),  # measured (60 air dodges)
+        Slot.LEDGE_HANG: (1, 30),  # measured (13 hangs, seen to frame 56)
+        Slot.LEDGE_GETUP: (1, 30),  # meleelight CLIFFGETUPQUICK: intangibleTimer 30 of 32 (not in replays with the state)
+        Slot.UP_B: (5, 5),  # measured (3 dolphin slashes, 39 frames): frame 5 only
+    },
+}
 AIRDODGE_FRAMES = 49  # SmashWiki: air dodge lasts 49 frames (Fox; Marth's taken as the same: guess)
-AIRDODGE_INTANGIBLE = (4, 29)  # SmashWiki Fox air dodge: intangible 4-29 (guess for Marth)
 LANDING_SPECIAL_FRAMES = 10  # SmashWiki: landing from an air dodge, 10 frames (used for helpless landings too: guess)
 SHIELD_RELEASE_FRAMES = 15  # SmashWiki shield drop: 15 frames (as the dodging arena)
 SHIELD_BREAK_FRAMES = 400  # guess (as the dodging arena): shield-break flight and dizziness as one stun
 LEDGE_HANG_FRAMES = 300  # guess: hanging that long lets go of the ledge
-LEDGE_INTANGIBLE = (1, 30)  # guess: intangible for the first 30 frames on the ledge
 MARTH_DOWN_B_FRAMES = 30  # guess: Marth's counter as a 30-frame stance without its counterattack
 
 
@@ -442,12 +461,8 @@ def build_table(device: torch.device | str = "cpu", num_envs: int | None = None)
                 m = gd.move(ch, _SOURCES[s0][col])
                 chain[row(col, s0)] = row(col, s1)
                 chain_from[row(col, s0)] = m.iasa_libmelee or m.total_frames  # gamedata iasa_libmelee
-        for slot, (lo, hi) in ((Slot.SPOT_DODGE, SPOT_DODGE_INTANGIBLE), (Slot.ROLL_FORWARD, ROLL_INTANGIBLE),
-                               (Slot.ROLL_BACKWARD, ROLL_INTANGIBLE), (Slot.AIRDODGE, AIRDODGE_INTANGIBLE),
-                               (Slot.LEDGE_HANG, LEDGE_INTANGIBLE)):
+        for slot, (lo, hi) in INTANGIBLE[ch].items():
             il[row(col, slot)], ih[row(col, slot)] = lo, hi
-        # Ledge getup: intangible throughout (guess, as the dodging arena).
-        il[row(col, Slot.LEDGE_GETUP)], ih[row(col, Slot.LEDGE_GETUP)] = 1, length[row(col, Slot.LEDGE_GETUP)]
         for s in (Slot.UP_B, Slot.SIDE_B_END):
             helpless[row(col, s)] = 1.0
         helpless[row(col, Slot.UP_B_TRAVEL)] = 1.0
