@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 import numpy as np
 
@@ -123,6 +123,48 @@ def read_kept(path: str | os.PathLike, live: bool = False, console_cls: type | N
             kept.pop()
         kept.append((int(gamestate.frame), convert(gamestate, console) if convert else gamestate))
     return [item for _, item in kept], console
+
+
+@functools.cache
+def post_frame_byte_console(offset: int) -> type:
+    """:func:`console_class` that also keeps one byte of each post-frame update libmelee leaves out or folds,
+    at ``offset`` in the event (Slippi's replay spec), as ``console.post_byte[(frame, port)]`` (port 1-4; Nana's
+    updates passed over). A re-sent (rolled-back) frame overwrites the byte, as :func:`read_kept` keeps the
+    frame's last version; a ``convert`` reads the byte of the version it is given."""
+
+    class PostFrameByteConsole(console_class()):
+        def __init__(self, *a: Any, **k: Any) -> None:
+            super().__init__(*a, **k)
+            self.post_byte: dict[tuple[int, int], int] = {}
+
+        def _Console__post_frame(self, gamestate: Any, event_bytes: bytes) -> None:  # noqa: N802
+            super()._Console__post_frame(gamestate, event_bytes)
+            if len(event_bytes) > offset and event_bytes[0x6] == 0:  # not a follower (Nana)
+                self.post_byte[(int(gamestate.frame), int(event_bytes[0x5]) + 1)] = int(event_bytes[offset])
+
+    return PostFrameByteConsole
+
+
+T = TypeVar("T")
+
+
+def read_each(paths: Iterable[str | os.PathLike], read: Callable[[str | os.PathLike], T]) -> tuple[list[T], list[str]]:
+    """``read`` of each replay, and one error line per replay passed over: a :class:`ReplayError`'s, or a path
+    naming a file already given (read once: what it holds would count twice)."""
+    out: list[T] = []
+    errors: list[str] = []
+    seen: dict[str, str] = {}
+    for p in paths:
+        key = os.path.realpath(p)
+        if key in seen:
+            errors.append(f"{p}: the same file as {seen[key]}, read once")
+            continue
+        seen[key] = str(p)
+        try:
+            out.append(read(p))
+        except ReplayError as e:
+            errors.append(str(e))
+    return out, errors
 
 
 def iter_gamestates(path: str | os.PathLike, live: bool = False) -> Iterator[Any]:

@@ -40,8 +40,10 @@ from melee.enums import Action, Character
 
 from melee_agent.arena import gamedata as gd
 from melee_agent.arena import knockback as kb
-from melee_agent.io.slp import ReplayError, read_kept
+from melee_agent.io.slp import ReplayError, post_frame_byte_console, read_each, read_kept
 from melee_agent.report.text_table import text_table
+
+LAST_ATTACK_BYTE = 0x1E  # post-frame update: last attack landed (Slippi replay spec)
 
 FIGHTERS = (Character.FOX, Character.MARTH)
 DAMAGE_TOLERANCE = 1e-3  # percent is a float32 in the game: "exact" up to its rounding
@@ -187,24 +189,6 @@ class Summary(NamedTuple):
 
 # --- reading ------------------------------------------------------------------------------------
 
-def _console_class() -> type:
-    from melee_agent.io.slp import console_class  # noqa: PLC0415
-
-    class _Console(console_class()):
-        """libmelee's file console, keeping each post-frame's "last attack landed" byte (0x1E)."""
-
-        def __init__(self, *a: Any, **k: Any) -> None:
-            super().__init__(*a, **k)
-            self.last_attack: dict[tuple[int, int], int] = {}
-
-        def _Console__post_frame(self, gamestate: Any, event_bytes: bytes) -> None:  # noqa: N802
-            super()._Console__post_frame(gamestate, event_bytes)
-            if len(event_bytes) > 0x1E and event_bytes[0x6] == 0:  # not a follower (Nana)
-                self.last_attack[(int(gamestate.frame), int(event_bytes[0x5]) + 1)] = int(event_bytes[0x1E])
-
-    return _Console
-
-
 def read_replay(path: str | os.PathLike) -> Replay:
     """Every frame of a replay as compact per-player records, or a ReplayError naming the file."""
     def frame(gs: Any, console: Any) -> Frame:  # as each is read: "last attack landed" is this version's
@@ -215,11 +199,11 @@ def read_replay(path: str | os.PathLike) -> Replay:
                 p.character, int(p.action.value), int(p.action_frame), float(p.percent), int(p.stock),
                 bool(p.on_ground), bool(p.facing), float(p.position.x), float(p.position.y),
                 float(p.hitstun_frames_left), float(p.speed_x_attack), float(p.speed_y_attack),
-                console.last_attack.get((int(gs.frame), port), -1))
+                console.post_byte.get((int(gs.frame), port), -1))
         owners = frozenset(int(pr.owner) for pr in gs.projectiles if getattr(pr, "owner", -1) is not None)
         return Frame(int(gs.frame), players, owners)
 
-    frames, console = read_kept(path, console_cls=_console_class(), convert=frame)
+    frames, console = read_kept(path, console_cls=post_frame_byte_console(LAST_ATTACK_BYTE), convert=frame)
     if not frames:
         raise ReplayError(f"{path}: replay holds no frames")
     version = tuple(int(v) for v in (console.slp_version_tuple or (0, 0, 0)))
@@ -598,17 +582,5 @@ def report(results: list[FileResult], errors: list[str]) -> dict[str, Any]:
 
 def run(paths: Iterable[str | os.PathLike]) -> tuple[list[FileResult], list[str]]:
     """Analyse each file; a bad one adds its one-line error and is skipped whole."""
-    results: list[FileResult] = []
-    errors: list[str] = []
-    seen: dict[str, str] = {}
-    for p in paths:
-        key = os.path.realpath(p)
-        if key in seen:  # its hits would count twice
-            errors.append(f"{p}: the same file as {seen[key]}, read once")
-            continue
-        seen[key] = str(p)
-        try:
-            results.append(analyse(read_replay(p)))
-        except ReplayError as e:
-            errors.append(str(e))
+    results, errors = read_each(paths, lambda p: analyse(read_replay(p)))
     return results, errors

@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from melee_agent.io.slp import ReplayError, read_kept
+from melee_agent.io.slp import ReplayError, post_frame_byte_console, read_each, read_kept
 
 HURTBOX_BYTE = 0x34  # post-frame update: hurtbox collision state (Slippi replay spec, 2.1.0)
 HURTBOX_SINCE = (2, 1, 0)
@@ -58,24 +58,6 @@ class Row(NamedTuple):
     match: bool | None  # the arena's intangible frames up to ``seen_to`` are the measured ones (None: no such move)
 
 
-def _console_class() -> type:
-    from melee_agent.io.slp import console_class  # noqa: PLC0415
-
-    class _Console(console_class()):
-        """libmelee's file console, keeping each post-frame's hurtbox collision state (libmelee folds 1 and 2)."""
-
-        def __init__(self, *a: Any, **k: Any) -> None:
-            super().__init__(*a, **k)
-            self.hurtbox: dict[tuple[int, int], int] = {}
-
-        def _Console__post_frame(self, gamestate: Any, event_bytes: bytes) -> None:  # noqa: N802
-            super()._Console__post_frame(gamestate, event_bytes)
-            if len(event_bytes) > HURTBOX_BYTE and event_bytes[0x6] == 0:  # not a follower (Nana)
-                self.hurtbox[(int(gamestate.frame), int(event_bytes[0x5]) + 1)] = int(event_bytes[HURTBOX_BYTE])
-
-    return _Console
-
-
 def instances(path: str | os.PathLike) -> list[Instance]:
     """Every Fox and Marth action instance of a replay, or a ReplayError naming the file (also for a replay
     older than 2.1.0, which records no hurtbox state)."""
@@ -84,11 +66,11 @@ def instances(path: str | os.PathLike) -> list[Instance]:
         for port, p in gs.players.items():
             name = p.character.name
             if name in CHARACTERS:
-                state = console.hurtbox.get((int(gs.frame), int(port)), -1)
+                state = console.post_byte.get((int(gs.frame), int(port)), -1)
                 out.append((int(port), name, int(p.action.value), int(p.action_frame), state))
         return out
 
-    frames, console = read_kept(path, console_cls=_console_class(), convert=frame)
+    frames, console = read_kept(path, console_cls=post_frame_byte_console(HURTBOX_BYTE), convert=frame)
     version = tuple(int(v) for v in (console.slp_version_tuple or (0, 0, 0)))
     if version < HURTBOX_SINCE:
         raise ReplayError(f"{path}: replay format {'.'.join(map(str, version))} records no hurtbox state "
@@ -121,15 +103,9 @@ def instances(path: str | os.PathLike) -> list[Instance]:
 
 
 def run(paths: Iterable[str | os.PathLike]) -> tuple[list[Instance], list[str]]:
-    """Every instance of every readable replay, and one error line per replay passed over."""
-    found: list[Instance] = []
-    errors: list[str] = []
-    for path in paths:
-        try:
-            found += instances(path)
-        except ReplayError as e:
-            errors.append(str(e))
-    return found, errors
+    """Every instance of every readable replay, and one error line per replay passed over (:func:`.read_each`)."""
+    per_file, errors = read_each(paths, instances)
+    return [i for found in per_file for i in found], errors
 
 
 def arena_windows() -> dict[tuple[str, int], tuple[tuple[int, int] | None, int]]:

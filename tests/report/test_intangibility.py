@@ -91,3 +91,10 @@ def test_cli_prints_the_table_and_writes_json(tmp_path, capsys) -> None:
     assert data["mismatches"] == [] and data["skipped"] == []
     assert any(r["action"] == "AIRDODGE" and r["measured"] == [4, 29] for r in data["rows"])
     assert main(["fidelity", "--intangibility", "--motion", path]) == 2
+
+
+def test_a_replay_given_twice_is_read_once() -> None:
+    path = replay_path("libmelee_test_game_1.slp")
+    once, _ = intangibility.run([path])
+    twice, errors = intangibility.run([path, path])
+    assert twice == once and len(errors) == 1 and "the same file as" in errors[0]
