@@ -40,7 +40,7 @@ from melee.gamestate import WhispyBlowDirection
 
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.frame import EDGE
-from melee_agent.io.slp import ReplayError, read_kept
+from melee_agent.io.slp import read_each, read_kept
 
 MAX_STRETCH = 120  # frames, as issue 49 asks
 TOLERANCE = 1.0  # game units
@@ -269,14 +269,10 @@ def play(group: list[Stretch], col: int, device: str = "cpu") -> list[StretchRes
 
 
 def run(paths: Iterable[str | os.PathLike], device: str = "cpu") -> tuple[list[StretchResult], list[str]]:
-    """Every stretch of every readable replay, played; and one line per replay that could not be read."""
-    found: list[Stretch] = []
-    errors: list[str] = []
-    for p in paths:
-        try:
-            found += stretches(p)
-        except ReplayError as e:
-            errors.append(str(e))
+    """Every stretch of every readable replay, played; and one error line per replay passed over
+    (:func:`.read_each`: a file given twice is read once)."""
+    per_file, errors = read_each(paths, stretches)
+    found = [s for got in per_file for s in got]
     results: list[StretchResult] = []
     for ch, col in COLUMN.items():
         group = [s for s in found if s.character == ch.name.lower()]

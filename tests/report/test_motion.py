@@ -138,6 +138,15 @@ def test_replays_are_followed_frame_by_frame(tmp_path: Path) -> None:
 
 
 @needs_replays
+def test_a_replay_given_twice_is_played_once() -> None:
+    path = REPLAY_DIR / "libmelee_test_game_1.slp"
+    once, no_errors = motion.run([path])
+    twice, errors = motion.run([path, path])
+    assert once and no_errors == []
+    assert twice == once and len(errors) == 1 and "the same file as" in errors[0]
+
+
+@needs_replays
 def test_stretches_hold_only_free_movement() -> None:
     found = motion.stretches(REPLAY_DIR / "libmelee_test_game_1.slp")
     assert found and all(1 <= len(s.rows) - 1 <= motion.MAX_STRETCH for s in found)
