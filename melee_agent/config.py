@@ -210,7 +210,7 @@ class LeagueConfig:
     # A frozen copy of an exploiter joins the pool, and the exploiter is reset, once it wins this share of its
     # recent games (AlphaStar's main exploiters: 70%).
     exploiter_promote_at: float = 0.7
-    # ... and it is reset (fresh weights, empty replay) when, past exploiter_patience_steps train steps of its
+    # ... and it is reset (weights as exploiter_init says, empty replay) when, past exploiter_patience_steps train steps of its
     # generation, it wins less than this share of its recent games (it stopped winning; a guess).
     exploiter_reset_below: float = 0.2
     exploiter_patience_steps: int = 20_000
@@ -220,6 +220,11 @@ class LeagueConfig:
     # games only; both guesses).
     exploiter_replay_capacity: int = 200_000
     exploiter_burn_in: int = 10_000
+    # What a new exploiter generation starts from: "fresh" weights, or a copy of the "main" agent's online network
+    # as it is at the reset (AlphaStar resets its exploiters to the supervised agent; here there is none, and the
+    # main is the nearest competent player: a copy starts near an even score and searches for holes beside it,
+    # where fresh weights must first learn to fight on a small share of the compute). Its replay starts empty.
+    exploiter_init: str = "fresh"
 
 
 @dataclass
@@ -541,6 +546,8 @@ def check_league_config(cfg: Config) -> None:
         raise ConfigError("league.enabled runs on the fused path in arena fights: train.fused = true, env.env = "
                           f"'arena', env.game = 'fight' (got fused = {cfg.train.fused}, env = {cfg.env.env!r}, "
                           f"game = {cfg.env.game!r})")
+    if lg.exploiter_init not in ("fresh", "main"):
+        raise ConfigError(f"league.exploiter_init must be 'fresh' or 'main', got {lg.exploiter_init!r}")
     if lg.exploiter_reset_below >= lg.exploiter_promote_at:
         raise ConfigError(f"league.exploiter_reset_below ({lg.exploiter_reset_below}) must be below "
                           f"league.exploiter_promote_at ({lg.exploiter_promote_at})")

@@ -211,6 +211,8 @@ class LeagueTrainer:
                              seed=self.seed + 100 * (index + 1) + life.generation,
                              opponents=lambda env: Opponents.split([self.main_policy], env.num_envs, env, names=["main"]),
                              wrap_env=lambda env: ResultsEnv(env, key=lambda info: torch.zeros_like(info.cpu_level)))
+        if lg.exploiter_init == "main":
+            _start_from(fused, self.main.learner.online)
         self.payoff.add(name)
         return Exploiter(index, fused, life)
 
@@ -272,6 +274,17 @@ class LeagueTrainer:
                 "exploiter_resets": self.resets, "exploiter_promotions": self.promotions,
                 "main_chunks": dict(self.chunks), "elo_k": self.payoff.k, "pfsp": f"f_hard, p = {self.pool.power}",
                 "model_envs": self.model_env.num_envs, "members_dir": str(self.members_dir)}
+
+
+def _start_from(fused: FusedTrainer, net: torch.nn.Module) -> None:
+    """``fused``'s learner starts from ``net``'s weights: online, target and acting network (its optimizer's moments
+    stay fresh)."""
+    learner = fused.learner
+    with torch.no_grad():
+        torch._foreach_copy_(list(learner.online.parameters()), list(net.parameters()))
+        if fused.actor is not learner.online:
+            torch._foreach_copy_(list(fused.actor.parameters()), list(net.parameters()))
+    learner.sync_target()
 
 
 def _ditto_config(cfg: Config, character: str) -> Config:

@@ -118,3 +118,28 @@ def test_train_config_league_adds_league_to_eval_json(tmp_path):
     assert isinstance(league["main_elo"], float) and league["snapshots"]
     assert any(t.startswith("league/elo/") for t in tags(run_dir))
     assert (run_dir / "league.png").read_bytes()[:4] == b"\x89PNG"  # the members' ratings, drawn
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("init", ["main", "fresh"])
+def test_exploiter_init_main_starts_every_generation_from_the_main(tmp_path, init):
+    cfg = load_config("league", TINY + [f"league.exploiter_init={init}"])
+    torch.manual_seed(3)
+    league = LeagueTrainer(cfg, tmp_path, seed=3)
+    life = league.exploiters[0].life
+    calls = {"n": 0}
+
+    def reset_on_the_fourth(train_steps: int) -> str:
+        calls["n"] += 1
+        return "reset" if calls["n"] == 4 else "train"
+
+    life.verdict = reset_on_the_fourth  # the 4th round ends with a reset; the main does not train after it
+    league.work(0.0, chunks=4)
+    ex, main = league.exploiters[0], league.main.learner
+    assert ex.life.generation == 1 and main.train_steps > 0
+    same = [torch.equal(a, b) for net in (ex.fused.learner.online, ex.fused.learner.target)
+            for a, b in zip(net.parameters(), main.online.parameters())]
+    league.stop()
+    assert all(same) if init == "main" else not any(same)
+    with pytest.raises(ConfigError, match="exploiter_init"):
+        load_config("league", ["league.exploiter_init=copy"])
