@@ -225,6 +225,13 @@ class LeagueConfig:
     # main is the nearest competent player: a copy starts near an even score and searches for holes beside it,
     # where fresh weights must first learn to fight on a small share of the compute). Its replay starts empty.
     exploiter_init: str = "fresh"
+    # An exploiter's share of the machine: chunks it plays every round of the league (the main plays one), and the
+    # samples its learner draws per row (0: fused.replay_ratio). One chunk at the main's ratio gives an exploiter of
+    # 64 games about 8 frames a game a round: in the 60-minute runs L1 and L2 (about 1,000 rounds) each of its games
+    # saw some 2 minutes of play, enough for a fresh exploiter to lose quickly and too few for one that holds its
+    # own to finish the games its verdicts read.
+    exploiter_chunks: int = 1
+    exploiter_replay_ratio: float = 0.0
 
 
 @dataclass
@@ -416,7 +423,8 @@ RANGES: dict[str, str] = {
     "league.exploiters": _AT_LEAST_0, "league.exploiter_envs": _AT_LEAST_1, "league.exploiter_promote_at": _FRACTION,
     "league.exploiter_reset_below": _FRACTION, "league.exploiter_patience_steps": _AT_LEAST_0,
     "league.exploiter_window": _AT_LEAST_1, "league.exploiter_replay_capacity": _AT_LEAST_1,
-    "league.exploiter_burn_in": _AT_LEAST_0,
+    "league.exploiter_burn_in": _AT_LEAST_0, "league.exploiter_chunks": _AT_LEAST_1,
+    "league.exploiter_replay_ratio": _AT_LEAST_0,
 }
 
 

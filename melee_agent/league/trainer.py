@@ -6,7 +6,8 @@
         weights = PFSP over the drawable members (the main's recent win rates; league/pfsp.py)
         the main plays one chunk, in the CPU's arena (its level drawn by the CPU levels' weights) with the CPU
             levels' total weight, else in the models' arena (each game's port 1 drawn by the models' weights)
-        each exploiter plays one chunk against the current main (the main's acting network, greedy) and learns
+        each exploiter plays league.exploiter_chunks chunks against the current main (the main's acting network,
+            greedy) and learns
         every finished game is a result of the main against the member that played it (payoff: totals, the win
             rates PFSP reads, Elo)
         an exploiter that wins exploiter_promote_at of its recent games: a frozen copy joins the pool, and it is
@@ -182,7 +183,8 @@ class LeagueTrainer:
         self.log()
 
     def _exploiter_round(self, ex: Exploiter) -> None:
-        ex.fused.chunk()
+        for _ in range(self.cfg.league.exploiter_chunks):
+            ex.fused.chunk()
         results = ex.fused.env.take()
         w, lo, d = (sum(r[i] for r in results.values()) for i in range(3))
         if w + lo + d:
@@ -202,7 +204,8 @@ class LeagueTrainer:
         lg = self.cfg.league
         cfg = _ditto_config(self.cfg, self.character)
         cfg = dataclasses.replace(
-            cfg, fused=dataclasses.replace(cfg.fused, envs=lg.exploiter_envs),
+            cfg, fused=dataclasses.replace(cfg.fused, envs=lg.exploiter_envs,
+                                           replay_ratio=lg.exploiter_replay_ratio or cfg.fused.replay_ratio),
             replay=dataclasses.replace(cfg.replay, capacity=min(cfg.replay.capacity, lg.exploiter_replay_capacity)),
             manager=dataclasses.replace(cfg.manager, burn_in=min(cfg.manager.burn_in, lg.exploiter_burn_in)),
             league=dataclasses.replace(lg, enabled=False))

@@ -143,3 +143,18 @@ def test_exploiter_init_main_starts_every_generation_from_the_main(tmp_path, ini
     assert all(same) if init == "main" else not any(same)
     with pytest.raises(ConfigError, match="exploiter_init"):
         load_config("league", ["league.exploiter_init=copy"])
+
+
+@pytest.mark.slow
+def test_exploiter_chunks_and_replay_ratio_set_an_exploiters_share(tmp_path):
+    league = LeagueTrainer(load_config("league", TINY + ["league.exploiter_chunks=3",
+                                                         "league.exploiter_replay_ratio=0.5"]), tmp_path, seed=4)
+    ex = league.exploiters[0]
+    assert ex.fused.cfg.fused.replay_ratio == 0.5 and league.main.cfg.fused.replay_ratio == 2.0
+    calls, chunk = [], ex.fused.chunk
+    ex.fused.chunk = lambda *a: (calls.append(1), chunk(*a))
+    league.work(0.0, chunks=2)
+    league.stop()
+    assert len(calls) == 2 * 3  # rounds x exploiter_chunks
+    with pytest.raises(ConfigError, match="exploiter_chunks"):
+        load_config("league", ["league.exploiter_chunks=0"])
