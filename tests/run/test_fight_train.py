@@ -197,13 +197,16 @@ def test_the_eval_table_names_the_causes_and_fights_plot_their_win_rate(tmp_path
 
 @pytest.mark.slow
 def test_train_config_fight_end_to_end(tmp_path):
-    """`train --config fight` with tiny settings (a 5-second clock, one game per level): eval.json has the
-    fight keys, the baselines and the level-9 games; TensorBoard has the eval/ and episode/ game tags."""
+    """`train --config fight` with tiny settings (a 2-second clock, one game per level): eval.json has the
+    fight keys, the baselines and the level-9 games; TensorBoard has the eval/ and episode/ game tags.
+
+    The clock is shorter than a worker's 5-second segment, so the first segment uploaded already holds finished
+    games (at the segment's own length a game could end on the next one, which a loaded machine never sends)."""
     run_dir = tmp_path / "run"
     sets = ["replay.capacity=20000", "replay.block_size=500", "learner.batch_size=32", "learner.target_sync=200",
             "learner.metrics_every=10", "worker.envs=8", "worker.segment_seconds=5", "worker.upload_rows=500",
             "manager.burn_in=500", "manager.publish_every=50", "manager.checkpoint_every=200",
-            "env.clock_frames=300", "env.cpu_levels=[2, 9]", "env.level_weights=[]", "train.progress_eval_episodes=2",
+            "env.clock_frames=120", "env.cpu_levels=[2, 9]", "env.level_weights=[]", "train.progress_eval_episodes=2",
             "train.final_games_per_level=1", "train.final_games_level_9=2",
             "env.compile_eval=false", "env.compile=false"]  # compiling takes minutes; it has its own tests
     proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "train", "--config", "fight", "--minutes",
