@@ -210,8 +210,8 @@ class LeagueConfig:
     # A frozen copy of an exploiter joins the pool, and the exploiter is reset, once it wins this share of its
     # recent games (AlphaStar's main exploiters: 70%).
     exploiter_promote_at: float = 0.7
-    # ... and it is reset (weights as exploiter_init says, empty replay) when, past exploiter_patience_steps train steps of its
-    # generation, it wins less than this share of its recent games (it stopped winning; a guess).
+    # ... and it is reset (weights as exploiter_init says, empty replay) when, past exploiter_patience_steps train
+    # steps of its generation, it wins less than this share of its recent games (it stopped winning; a guess).
     exploiter_reset_below: float = 0.2
     exploiter_patience_steps: int = 20_000
     # The recent games an exploiter's verdict reads.

@@ -282,12 +282,10 @@ class LeagueTrainer:
 def _start_from(fused: FusedTrainer, net: torch.nn.Module) -> None:
     """``fused``'s learner starts from ``net``'s weights: online, target and acting network (its optimizer's moments
     stay fresh)."""
-    learner = fused.learner
     with torch.no_grad():
-        torch._foreach_copy_(list(learner.online.parameters()), list(net.parameters()))
-        if fused.actor is not learner.online:
-            torch._foreach_copy_(list(fused.actor.parameters()), list(net.parameters()))
-    learner.sync_target()
+        torch._foreach_copy_(list(fused.learner.online.parameters()), list(net.parameters()))
+    fused.learner.sync_target()
+    fused.refresh_actor()
 
 
 def _ditto_config(cfg: Config, character: str) -> Config:

@@ -184,9 +184,14 @@ class FusedTrainer:
         self.trainer.thread.rate.add(steps)
         k = self.cfg.fused.act_refresh_steps
         if k and learner.train_steps - self._refreshed_at >= k:
+            self.refresh_actor()
+
+    def refresh_actor(self) -> None:
+        """The acting network takes the online network's weights (nothing to copy when it acts with the online one)."""
+        if self.actor is not self.learner.online:
             with torch.no_grad():
-                torch._foreach_copy_(list(self.actor.parameters()), list(learner.online.parameters()))
-            self._refreshed_at = learner.train_steps
+                torch._foreach_copy_(list(self.actor.parameters()), list(self.learner.online.parameters()))
+        self._refreshed_at = self.learner.train_steps
 
     def stop(self) -> None:
         """Write the rows still waiting for their n-step windows, checkpoint, close TensorBoard and the ledger."""

@@ -105,6 +105,23 @@ def test_fused_training_learns_publishes_and_checkpoints(tmp_path):
     assert list((tmp_path / "run" / "checkpoints").glob("ckpt-*.pt"))
 
 
+
+@pytest.mark.slow
+def test_act_refresh_steps_acts_with_a_copy_refreshed_every_k_steps(tmp_path):
+    cfg = load_config("small", ["manager.burn_in=200", "fused.envs=8", "fused.replay_ratio=4",
+                                "fused.act_refresh_steps=5"])
+    fused = FusedTrainer(cfg, tmp_path / "run", seed=4)
+    assert fused.actor is not fused.learner.online
+    fused.work(0.0, chunks=60)
+    steps = fused.learner.train_steps
+    # Refreshed after the last chunk that crossed a multiple of 5 steps: at most 4 steps (plus a chunk's) behind.
+    assert steps >= 5 and 0 <= steps - fused._refreshed_at < 5 + 4
+    fused.learner.step()  # the online network moves on; the copy waits for its next refresh
+    assert any(not torch.equal(a, b) for a, b in zip(fused.actor.parameters(), fused.learner.online.parameters()))
+    fused.refresh_actor()
+    assert all(torch.equal(a, b) for a, b in zip(fused.actor.parameters(), fused.learner.online.parameters()))
+    fused.stop()
+
 def test_write_refuses_rows_on_another_device_or_of_another_width():
     from melee_agent.rl.replay import DeviceReplay
 
