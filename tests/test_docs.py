@@ -1,5 +1,6 @@
 """The documentation site builds without a warning (`mkdocs build --strict`), and its pages say what the code
-does: every TensorBoard tag the code writes is on the monitoring page."""
+does: every TensorBoard tag the code writes is on the monitoring page. The pages a user reads hold no lab notes
+(issue numbers, commit hashes, words about how the work was organised) and none is over 3,000 words."""
 
 from __future__ import annotations
 
@@ -61,3 +62,75 @@ def test_the_readme_is_short_and_holds_no_run_log():
     assert not re.search(r"\bissue \d+|\.\./shared|this 2-core machine|\bat [0-9a-f]{7}\b|\([0-9a-f]{7}\)", text)
     for link in re.findall(r"\]\(([^)\s#]+)", text):
         assert link.startswith("http") or (ROOT / link).exists(), link
+
+
+# The contributors' page (marked so at its top) may cite issues and commits; every other page is for users.
+CONTRIBUTORS_PAGES = {"docs/design.md"}
+MAX_WORDS = 3000
+
+ISSUE = re.compile(r"\b(?:issues?|PRs?|pull requests?)\s*#?\d+\b|(?<![\w&/#\]])#\d+\b", re.IGNORECASE)
+# A commit hash: 7-40 lowercase hex digits holding a digit and a letter. Not one inside a URL, a path or a file
+# name (docs/bench/bench-learn-3dd067f.json), nor a colour (#ff00ffcc), nor a figure such as 1e5.
+HASH = re.compile(r"(?<![\w/.#@-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/-])(?!\.\w)")
+URL = re.compile(r"https?://\S+")
+ORGANISATION = re.compile(
+    r"\bhelper(?:s|'s|s')?\s+(?:sessions?|commands?|tests?|edits?|work)\b"
+    r"|\b(?:other|helper|this|that|these|those|same|one|two|three|four|five|six|seven|eight)\s+sessions?\b"
+    r"|\b(?:this|the|a|that|my) branch(?:'s)?\s+(?:head|start)\b|\bthis branch\b|\bon the branch\b"
+    r"|\bworktrees?\b|\bthe lead\b|(?<![/\w-])(?:my|mine|of my own)\b(?![/\w-])"
+    r"|\bI\s+(?:ran|run|measured|took|used|kept|found|saw|had|have|was|did|made|checked|tried|think)\b",
+    re.IGNORECASE)
+
+
+def user_pages() -> list[Path]:
+    """README.md and every page under docs/ but the contributors' page."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return [p for p in pages if p.relative_to(ROOT).as_posix() not in CONTRIBUTORS_PAGES]
+
+
+def lab_notes(text: str) -> list[str]:
+    """Each issue number, commit hash or word about how the work was organised in ``text``, with its line."""
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        bare = URL.sub(" ", line)
+        for pattern, kind in ((ISSUE, "issue"), (HASH, "commit hash"), (ORGANISATION, "organisation")):
+            hits = [m.group(0) for m in pattern.finditer(bare)]
+            found += [f"line {n}: {kind} {h!r}" for h in hits]
+    return found
+
+
+@pytest.mark.parametrize("text", [
+    "trained at ff035f3, where the CPU", "before (237b743): a victim", "issue 49's motion", "(issues 45 and 47)",
+    "see #12", "the machine shared with helper sessions' tests", "while four other sessions used it",
+    "the start of this branch", "a few of my tests ran beside it", "I ran it twice", "doldecomp/melee at e7844caa6 the CPU's",
+])
+def test_lab_notes_are_found(text):
+    assert lab_notes(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "`docs/bench/bench-learn-3dd067f.json`", "[log](../gpu/train-A.log)", "colour #ff00ffcc", "lr 1e-4, 2.5e5 rows",
+    "262,144 games", "https://github.com/doldecomp/melee/blob/e7844caa6/src/melee/ft/ftcommon.c",
+    "a checksum " + "ab12" * 16, "a person's session", "the UMI session applies the delay", "environment i of N",
+    "decided by a lead at one minute", "`ftCo_800AA42C`", "Fox's `deadbeef` frames", "ikneedata's calculator",
+    "--run-dir runs/mine", "keys I Z, U or O shield",
+])
+def test_ordinary_text_is_not_a_lab_note(text):
+    assert not lab_notes(text), lab_notes(text)
+
+
+def test_the_contributors_page_says_it_is_for_contributors():
+    for page in CONTRIBUTORS_PAGES:
+        assert "for contributors" in (ROOT / page).read_text()[:600].lower(), page
+
+
+@pytest.mark.parametrize("page", user_pages(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_a_users_page_holds_no_lab_notes(page):
+    notes = lab_notes(page.read_text())
+    assert not notes, f"{page.relative_to(ROOT)}: " + "; ".join(notes[:20])
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs").rglob("*.md")), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_page_is_over_the_word_limit(page):
+    words = len(page.read_text().split())
+    assert words <= MAX_WORDS, f"{page.relative_to(ROOT)} has {words} words (at most {MAX_WORDS}: split it)"

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -336,6 +337,15 @@ class FusedBackend:
             self.fused = None
 
 
+def tensorboard_command() -> str:
+    """The tensorboard installed beside this Python (``.venv/bin/tensorboard``): the venv's bin is often not on PATH."""
+    exe = Path(sys.executable).parent / "tensorboard"
+    try:
+        return str(exe.relative_to(Path.cwd()))
+    except ValueError:
+        return str(exe)
+
+
 def device_name(device: str) -> str:
     """``device`` and, on CUDA, the card's name (results carry the GPU they were measured on)."""
     import torch  # noqa: PLC0415
@@ -399,7 +409,7 @@ class TrainingRun:
         backend: FleetBackend | FusedBackend = FusedBackend(self) if cfg.train.fused else FleetBackend(self)
         how = "fused: arena, replay and learner in this process" if cfg.train.fused else \
             f"a manager and {self.workers} worker process(es)"
-        self.log(f"run folder: {run_dir} ({how})   watch: tensorboard --logdir {run_dir.parent}")
+        self.log(f"run folder: {run_dir} ({how})   watch: {tensorboard_command()} --logdir {run_dir.parent}")
         evals = Evaluations(cfg, run_dir, self.device, cfg.train.check_device)
         try:
             backend.start()
