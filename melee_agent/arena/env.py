@@ -173,6 +173,7 @@ class Arena:
 
     # --- state ---
     def observe(self, previous_action: torch.Tensor | None = None) -> torch.Tensor:
+        """``[B, 27]`` float32: each environment's state vector as the agent sees it (docs/design.md, "State")."""
         prev = self.state.game.previous_action if previous_action is None else previous_action
         return storage.observe(self.state.players, prev, self.T, self.num_actions)
 
@@ -191,6 +192,7 @@ class Arena:
 
     @torch.inference_mode()
     def reset(self) -> torch.Tensor:
+        """Start a new episode in every environment (from the arena's seed); returns the first observation."""
         self.state = storage.reset_envs(self.state, self._all, self._consts.seed, self._consts.mix, self._consts.neutral)
         self._macro = MacroProgress.fresh(self.num_envs, self.device)  # every environment chooses next
         self._opponents_restart(self._all)
@@ -222,6 +224,12 @@ class Arena:
 
     @torch.inference_mode()
     def step(self, actions: torch.Tensor) -> StepResult:
+        """Play one macro in every environment: ``actions`` is ``[B]`` action indices into the action set.
+
+        Each environment plays its whole macro (the shorter ones wait for the longest); returns
+        ``(obs, reward, done, info)`` for the macro. Finished episodes reset themselves: ``obs`` is then the new
+        episode's first state and ``info.final_obs`` the last one's.
+        """
         actions = self._actions(actions, self._all)
         lens = self._lengths[actions]
         # Every environment plays its whole macro: frame by frame through the same frame_async as
