@@ -83,7 +83,7 @@ ORGANISATION = re.compile(
     r"\bhelper(?:s|'s|s')?\s+(?:sessions?|commands?|tests?|edits?|work)\b"
     r"|\b(?:other|helper|this|that|these|those|same|one|two|three|four|five|six|seven|eight)\s+sessions?\b"
     r"|\b(?:this|the|a|that|my) branch(?:'s)?\s+(?:head|start)\b|\bthis branch\b|\bon the branch\b"
-    r"|\bworktrees?\b|\bthe lead\b|(?<![/\w-])(?:my|mine|of my own)\b(?![/\w-])"
+    r"|\bworktrees?\b|(?<![/\w-])(?:my|mine|of my own)\b(?![/\w-])"
     r"|\bI\s+(?:ran|run|measured|took|used|kept|found|saw|had|have|was|did|made|checked|tried|think)\b",
     re.IGNORECASE)
 
@@ -118,7 +118,7 @@ def test_lab_notes_are_found(text):
     "`docs/bench/bench-learn-3dd067f.json`", "[log](../gpu/train-A.log)", "colour #ff00ffcc", "lr 1e-4, 2.5e5 rows",
     "262,144 games", "https://github.com/doldecomp/melee/blob/e7844caa6/src/melee/ft/ftcommon.c",
     "a checksum " + "ab12" * 16, "a person's session", "the UMI session applies the delay", "environment i of N",
-    "decided by a lead at one minute", "`ftCo_800AA42C`", "Fox's `deadbeef` frames", "ikneedata's calculator",
+    "decided by the lead at one minute", "`ftCo_800AA42C`", "Fox's `deadbeef` frames", "ikneedata's calculator",
     "--run-dir runs/mine", "keys I Z, U or O shield",
 ])
 def test_ordinary_text_is_not_a_lab_note(text):
