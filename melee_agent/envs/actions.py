@@ -201,7 +201,9 @@ def _untouchable_paper() -> ActionSet:
     down, left or right (``(k,) * 5 + (0,) * 8``: the shield button with the stick down, or fully left / right at
     :data:`PAPER_WAVEDASH_Y`, for 5 frames, then 8 neutral) in place of the spot dodge and the two rolls. The paper
     presses the digital L alone; here L is pressed as in every shield of this module (the button and the full
-    trigger: a digital press is a full press in Melee). The other macros are ``untouchable``'s.
+    trigger: a digital press is a full press in Melee). The other macros are ``untouchable``'s, its shine included
+    (the paper's own first shine, ``(1, 1, 0, 2, 2, 0)``, holds B and the jump 2 frames each with the stick down),
+    so that the two sets differ only in the remap.
     """
     base = _untouchable()
     shield = lambda stick: ControllerFrame(frozenset({"L"}), stick, 1.0)  # noqa: E731
