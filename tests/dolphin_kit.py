@@ -16,7 +16,7 @@ class ReplayOver(Exception):
 
 
 def replay_env(path: Path, reward: str = "untouchable", max_frames: int = 3600, consoles: int = 1,
-               die_after: int | None = None) -> tuple[DolphinEnv, list]:
+               die_after: int | None = None, action_set: str = "untouchable") -> tuple[DolphinEnv, list]:
     """A DolphinEnv on the replay's file console; a second console (a "restart") ends the test."""
     states = read_gamestates(path, live=True)  # what the live console (libmelee's default) saw: first versions
     ports = game_ports(states[-1])
@@ -37,6 +37,6 @@ def replay_env(path: Path, reward: str = "untouchable", max_frames: int = 3600, 
         return s
 
     cfg = DolphinConfig(agent_port=ports[0], opponent_port=ports[1])
-    env = DolphinEnv(cfg, cpu_level=9, action_set="untouchable", reward=reward, max_frames=max_frames,
+    env = DolphinEnv(cfg, cpu_level=9, action_set=action_set, reward=reward, max_frames=max_frames,
                      session_factory=session, menus=False)
     return env, states

@@ -56,8 +56,8 @@ class Totals(NamedTuple):
 class FrameConsts:
     """What a frame needs besides the state, fixed for an arena's lifetime (built once per ``Arena``)."""
 
-    table: torch.Tensor  # [button, action, frame]: the action set's controller states
-    lengths: torch.Tensor  # [A]: frames in each action's sequence
+    table: torch.Tensor  # [button, macro, frame]: the action set's controller states (ActionSet.table)
+    lengths: torch.Tensor  # [M]: frames in each macro's sequence
     noop_index: int  # the action the untouchable reward pays for standing through
     tables: Tables
     levels: LevelTable  # every level's values; each environment reads its own
@@ -70,6 +70,7 @@ class FrameConsts:
     delay: int  # frames between the agent's controller state and the game reading it
     neutral: torch.Tensor  # [C]: the controller at rest (what is in flight when a game starts)
     fight: FightConsts | None = None  # a fight's tables (game="fight": its frame is fight_frame), else None
+    remap: torch.Tensor | None = None  # [A, A] int64: the macro decision a plays after decision p (None: a's own)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,15 @@ class FrameStep(NamedTuple):
     truncated: torch.Tensor  # [B] bool: ... cut at the frame limit
 
 
+def macro_of(action: torch.Tensor, state: EnvState, c: FrameConsts) -> torch.Tensor:
+    """``[B]`` int64: the macro each environment's decision ``action`` plays, given its previous decision (the
+    state's previous action, which changes only when a decision closes): the action itself, or under a set's
+    remap (``untouchable-paper``) its post-shine macro (:meth:`~melee_agent.envs.actions.ActionSet.macro_index`)."""
+    if c.remap is None:
+        return action
+    return c.remap[action, state.game.previous_action.long()]
+
+
 def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc: Totals, cur: torch.Tensor,
                 mf: torch.Tensor, c: FrameConsts, opponent: tuple[torch.Tensor, torch.Tensor] | None = None
                 ) -> FrameStep:
@@ -114,7 +124,7 @@ def frame_async(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc
     cur = torch.where(start, actions, cur)
     mf = torch.where(start, 0, mf)
     acc = Totals(*(torch.where(start, 0.0, a) for a in acc))
-    ctrl = c.table[:, cur, mf]  # [C, B]: what the agent presses this frame
+    ctrl = c.table[:, macro_of(cur, state, c), mf]  # [C, B]: what the agent presses this frame
     if c.delay > 0:  # the game reads what was pressed `delay` frames ago
         inputs = state.inputs
         state = state._replace(inputs=torch.cat((inputs[:, 1:], ctrl.t().unsqueeze(1)), 1))
@@ -148,7 +158,7 @@ def outcome(state: EnvState, damage: torch.Tensor, ko: torch.Tensor, acc: Totals
     acc = Totals(*(a + b for a, b in zip(acc, add)))
     acc = acc._replace(hit=acc.hit.clamp(max=1.0))
     done = out.terminal | out.truncated
-    ready = done | (mf >= c.lengths[cur])
+    ready = done | (mf >= c.lengths[macro_of(cur, state, c)])
     return FrameStep(state, acc, cur, mf, ready, done, out.terminal, out.truncated)
 
 

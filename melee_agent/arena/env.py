@@ -37,7 +37,7 @@ import torch
 from melee_agent.envs.actions import get_action_set
 from melee_agent.arena import episodes as storage
 from melee_agent.arena.async_step import (FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
-                                          ko_causes, pads_frame)
+                                          ko_causes, macro_of, pads_frame)
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
@@ -110,7 +110,8 @@ class Arena:
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
-            fight=self._fight_consts(num_envs, cpu))
+            fight=self._fight_consts(num_envs, cpu),
+            remap=None if aset.remap is None else torch.as_tensor(aset.remap_table, device=self.device))
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
@@ -231,7 +232,7 @@ class Arena:
         episode's first state and ``info.final_obs`` the last one's.
         """
         actions = self._actions(actions, self._all)
-        lens = self._lengths[actions]
+        lens = self._lengths[macro_of(actions, self.state, self._consts)]
         # Every environment plays its whole macro: frame by frame through the same frame_async as
         # step_async, with environments whose macro is over frozen until the longest one ends.
         active = self._all

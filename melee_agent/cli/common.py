@@ -48,7 +48,7 @@ def model_settings(policy: str | None) -> ModelSettings | None:
     file; an unreadable one is left to the policy's own loading, which names the problem).
 
     The game is the action set's: a ``fight`` set (``fight``, ``fight:18``...) plays fights, ``untouchable``
-    dodging; a file that does not record its delay (older files) leaves the config's.
+    and ``untouchable-paper`` dodging; a file that does not record its delay (older files) leaves the config's.
     """
     from melee_agent.rl.policies import SCRIPTED  # noqa: PLC0415 (torch)
 
@@ -68,7 +68,7 @@ def model_settings(policy: str | None) -> ModelSettings | None:
     if not action_set:
         return None
     out: ModelSettings = {"env.action_set": action_set}
-    game = {"fight": "fight", "untouchable": "dodge"}.get(base_name(action_set))
+    game = {"fight": "fight", "untouchable": "dodge", "untouchable-paper": "dodge"}.get(base_name(action_set))
     if game is not None:
         out["env.game"] = game
     if delay is not None:

@@ -144,7 +144,8 @@ class DolphinEnv:
         played = 0
         new_game = None
         ended_by_melee = False  # a fight's game that Melee ended (not a restart) before its frames said so
-        frames = self.action_set.actions[a].frames
+        # The macro this decision plays: its own, or after a shine the paper's post-shine one (untouchable-paper).
+        frames = self.action_set.macro(a, self.prev_action).frames
         i = 0
         while i < len(frames):
             apply_frame(self.supervisor.session.controller, self._to_play(frames[i]))

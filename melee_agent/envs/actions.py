@@ -68,13 +68,66 @@ class Action:
 
 
 @dataclass(frozen=True)
+class Remap:
+    """After the decision ``after``, decision ``i`` plays ``macros[i]`` instead of its usual macro (None: the usual).
+
+    The Untouchable paper's post-shine scripts: what a choice means depends on whether the last one was a
+    shine, which the state shows (its last float is the previous action).
+    """
+
+    after: int
+    macros: tuple[Action | None, ...]
+
+
+@dataclass(frozen=True)
 class ActionSet:
     name: str
     actions: tuple[Action, ...]
+    #: Where a decision's macro depends on the previous decision (:meth:`macro_index`); None: it never does.
+    remap: Remap | None = None
+
+    def __post_init__(self) -> None:
+        r = self.remap
+        if r is not None and (len(r.macros) != len(self.actions) or not 0 <= r.after < len(self.actions)):
+            raise ValueError(f"action set {self.name!r}: a remap needs one entry per action and a decision "
+                             f"in [0, {len(self.actions)}) after which it applies")
 
     @property
     def num_actions(self) -> int:
         return len(self.actions)
+
+    @cached_property
+    def macros(self) -> tuple[Action, ...]:
+        """Every macro the set can play: the actions' own, then the remapped ones (in the remap's order)."""
+        extra = () if self.remap is None else tuple(m for m in self.remap.macros if m is not None)
+        return self.actions + extra
+
+    @cached_property
+    def remap_table(self) -> np.ndarray:
+        """``[A, A]`` int64: the macro (an index into :attr:`macros`) decision ``a`` plays after decision ``p``."""
+        out = np.tile(np.arange(self.num_actions, dtype=np.int64)[:, None], (1, self.num_actions))
+        if self.remap is not None:
+            k = self.num_actions
+            for i, m in enumerate(self.remap.macros):
+                if m is not None:
+                    out[i, self.remap.after] = k
+                    k += 1
+        return out
+
+    def macro_index(self, action: int, previous: int) -> int:
+        """The macro (an index into :attr:`macros`) that decision ``action`` plays after decision ``previous``.
+
+        A pure function of the two decisions; ``previous`` is what the state's last float shows (0 at an
+        episode's start).
+        """
+        for name, v in (("action", action), ("previous action", previous)):
+            if not 0 <= v < self.num_actions:
+                raise ValueError(f"{name} {v} is outside [0, {self.num_actions}) of action set {self.name!r}")
+        return int(self.remap_table[action, previous])
+
+    def macro(self, action: int, previous: int) -> Action:
+        """The macro decision ``action`` plays after decision ``previous`` (:meth:`macro_index`)."""
+        return self.macros[self.macro_index(action, previous)]
 
     @property
     def names(self) -> list[str]:
@@ -82,15 +135,16 @@ class ActionSet:
 
     @cached_property
     def lengths(self) -> np.ndarray:
-        """Frames in each action's sequence, ``[A]`` int64."""
-        return np.array([len(a.frames) for a in self.actions], dtype=np.int64)
+        """Frames in each macro's sequence, ``[M]`` int64 (:attr:`macros`: the actions' first)."""
+        return np.array([len(a.frames) for a in self.macros], dtype=np.int64)
 
     @cached_property
     def table(self) -> np.ndarray:
-        """All frames as ``[A, T_max, len(TABLE_COLUMNS)]`` float32, padded with neutral frames."""
+        """All macros' frames as ``[M, T_max, len(TABLE_COLUMNS)]`` float32, padded with neutral frames
+        (:attr:`macros`: row ``a < A`` is action ``a``'s own macro)."""
         t_max = int(self.lengths.max())
-        out = np.tile(np.array(NEUTRAL.row(), np.float32), (self.num_actions, t_max, 1))
-        for i, a in enumerate(self.actions):
+        out = np.tile(np.array(NEUTRAL.row(), np.float32), (len(self.macros), t_max, 1))
+        for i, a in enumerate(self.macros):
             out[i, : len(a.frames)] = [f.row() for f in a.frames]
         return out
 
@@ -130,6 +184,40 @@ def _untouchable() -> ActionSet:
             ),
         ),
     )
+
+
+#: The Untouchable paper's wavedash stick height (libmelee's [0, 1]): its code (bparr/melee-ai, smash_env.py,
+#: ``_CONTROLLER``) tilts the stick to 89/255 rather than 0.5 "so can wavedash far" (0.5 exactly does not wavedash).
+#: Held as its nearest float32, so that the arena's table and Dolphin's controller get the very same number.
+PAPER_WAVEDASH_Y = float(np.float32(89.0 / 255.0))
+
+
+def _untouchable_paper() -> ActionSet:
+    """``untouchable`` with the Untouchable paper's post-shine scripts (Dilipkumar, Liu and Parr 2017; its code,
+    bparr/melee-ai ``smash_env.py``: ``_POST_SHINE_SCRIPTS``, each entry one ``_CONTROLLER`` state a frame).
+
+    After a shine the same five indices play: noop, a multishine (``(1, 1, 0, 0, 0, 2, 2, 0)``: B with the stick
+    down for 2 frames, 3 neutral, jump with the stick down for 2, 1 neutral) in place of the shine, and a wavedash
+    down, left or right (``(k,) * 5 + (0,) * 8``: the shield button with the stick down, or fully left / right at
+    :data:`PAPER_WAVEDASH_Y`, for 5 frames, then 8 neutral) in place of the spot dodge and the two rolls. The paper
+    presses the digital L alone; here L is pressed as in every shield of this module (the button and the full
+    trigger: a digital press is a full press in Melee). The other macros are ``untouchable``'s, its shine included
+    (the paper's own first shine, ``(1, 1, 0, 2, 2, 0)``, holds B and the jump 2 frames each with the stick down),
+    so that the two sets differ only in the remap.
+    """
+    base = _untouchable()
+    shield = lambda stick: ControllerFrame(frozenset({"L"}), stick, 1.0)  # noqa: E731
+    wavedash = lambda stick: hold(shield(stick), 5) + hold(NEUTRAL, 8)  # noqa: E731
+    down_b = ControllerFrame(frozenset({"B"}), STICKS["down"])
+    jump_down = ControllerFrame(frozenset({"Y"}), STICKS["down"])
+    after_shine = {
+        "shine": Action("multishine", hold(down_b, 2) + hold(NEUTRAL, 3) + hold(jump_down, 2) + (NEUTRAL,)),
+        "spot_dodge": Action("wavedash_down", wavedash(STICKS["down"])),
+        "roll_left": Action("wavedash_left", wavedash((0.0, PAPER_WAVEDASH_Y))),
+        "roll_right": Action("wavedash_right", wavedash((1.0, PAPER_WAVEDASH_Y))),
+    }
+    remap = Remap(base.index("shine"), tuple(after_shine.get(name) for name in base.names))
+    return ActionSet("untouchable-paper", base.actions, remap)
 
 
 def _basic() -> ActionSet:
@@ -252,7 +340,7 @@ def _fight() -> ActionSet:
     return ActionSet("fight", tuple(acts))
 
 
-ACTION_SETS: dict[str, ActionSet] = {s.name: s for s in (_untouchable(), _basic(), _fight())}
+ACTION_SETS: dict[str, ActionSet] = {s.name: s for s in (_untouchable(), _untouchable_paper(), _basic(), _fight())}
 
 
 #: ``"NAME:N"`` names set NAME with each macro padded to at least N frames (:func:`padded`).
@@ -278,8 +366,11 @@ def padded(aset: ActionSet, min_frames: int) -> ActionSet:
     """
     if isinstance(min_frames, bool) or not isinstance(min_frames, int) or not 1 <= min_frames <= MAX_PAD:
         raise ValueError(f"macro padding must be an int in [1, {MAX_PAD}] frames, got {min_frames!r}")
-    acts = tuple(Action(a.name, a.frames + hold(NEUTRAL, max(0, min_frames - len(a.frames)))) for a in aset.actions)
-    return ActionSet(f"{aset.name}{PAD_SEP}{min_frames}", acts)
+    pad = lambda a: Action(a.name, a.frames + hold(NEUTRAL, max(0, min_frames - len(a.frames))))  # noqa: E731
+    remap = aset.remap
+    if remap is not None:  # the remapped macros are padded alike
+        remap = Remap(remap.after, tuple(None if m is None else pad(m) for m in remap.macros))
+    return ActionSet(f"{aset.name}{PAD_SEP}{min_frames}", tuple(pad(a) for a in aset.actions), remap)
 
 
 def base_name(name: str) -> str:

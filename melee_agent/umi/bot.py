@@ -1,11 +1,13 @@
 """The ``umi.Bot`` that plays a trained model: greedy macros, played frame by frame, one memory per game.
 
-Each game's memory is two numbers (``umi.Bot`` keeps it per game and hands this batch's rows to
-:meth:`MeleeAgentBot.act`, resetting a game's row on its first frame): ``action``, the macro being
-played (and, once it ends, the previous action the state's last float shows), and ``position``,
-the frame of that macro to play next. Where ``position`` is 0 the game decides: its frame is
-encoded to the 27 floats (:func:`~melee_agent.umi.frames.encode_frames`) and the model's greedy
-action starts; every game then plays one controller row of its macro. That is the arena's and
+Each game's memory is three numbers (``umi.Bot`` keeps it per game and hands this batch's rows to
+:meth:`MeleeAgentBot.act`, resetting a game's row on its first frame): ``action``, the decision being
+played (and, once it ends, the previous action the state's last float shows), ``macro``, the macro it
+plays (the action's own, or after a shine the post-shine one of ``untouchable-paper``:
+:meth:`~melee_agent.envs.actions.ActionSet.macro_index`), and ``position``, the frame of that macro to
+play next. Where ``position`` is 0 the game decides: its frame is encoded to the 27 floats
+(:func:`~melee_agent.umi.frames.encode_frames`) and the model's greedy action starts; every game then
+plays one controller row of its macro. That is the arena's and
 Dolphin's loop, one frame per reply. The input delay is the session's (``session.delay``), applied
 by the arena: the bot never queues inputs.
 
@@ -40,7 +42,8 @@ _SOURCE: dict[str, str | None] = {
 
 
 def controller_table(action_set: ActionSet) -> np.ndarray:
-    """Every action's frames as UMI controller rows: float32 ``[A, T_max, 13]`` (``umi.frame.CTRL_FIELDS``).
+    """Every macro's frames as UMI controller rows: float32 ``[M, T_max, 13]`` (``umi.frame.CTRL_FIELDS``; the
+    actions' own macros first, as :attr:`ActionSet.table`).
 
     The same controller states Dolphin presses through ``melee.Controller`` (C stick neutral,
     D-pad up released); frames past an action's end are neutral and never played.
@@ -70,6 +73,7 @@ class MeleeAgentBot(umi.Bot):
         self.meta = dict(meta or {})
         self.ctrl = controller_table(action_set)
         self.lengths = action_set.lengths
+        self.remap = action_set.remap_table  # [A, A]: the macro of decision a after decision p
 
     @classmethod
     def from_bytes(cls, data: bytes, origin: str = "model") -> MeleeAgentBot:
@@ -112,7 +116,7 @@ class MeleeAgentBot(umi.Bot):
 
     def initial_state(self, n: int) -> dict[str, np.ndarray]:
         """A new game's memory: no macro under way, previous action 0 (as an arena episode starts)."""
-        return {"action": np.zeros(n, np.int64), "position": np.zeros(n, np.int64)}
+        return {"action": np.zeros(n, np.int64), "macro": np.zeros(n, np.int64), "position": np.zeros(n, np.int64)}
 
     def decide(self, frames: np.ndarray, previous_action: np.ndarray) -> np.ndarray:
         """The model's greedy actions ``[N]`` for these frames."""
@@ -120,14 +124,16 @@ class MeleeAgentBot(umi.Bot):
         return self.model(obs).argmax(dim=1).numpy()
 
     def act(self, batch: umi.Batch, state: dict[str, np.ndarray]) -> tuple[umi.Actions, dict[str, np.ndarray]]:
-        action, position = state["action"].copy(), state["position"].copy()
+        action, macro, position = state["action"].copy(), state["macro"].copy(), state["position"].copy()
         choose = position == 0
         if choose.any():
-            action[choose] = self.decide(batch.frames[choose], action[choose])
-        ctrl = self.ctrl[action, position]
+            previous = action[choose]
+            action[choose] = self.decide(batch.frames[choose], previous)
+            macro[choose] = self.remap[action[choose], previous]
+        ctrl = self.ctrl[macro, position]
         position += 1
-        position[position >= self.lengths[action]] = 0
-        return umi.Actions(ctrl=ctrl), {"action": action, "position": position}
+        position[position >= self.lengths[macro]] = 0
+        return umi.Actions(ctrl=ctrl), {"action": action, "macro": macro, "position": position}
 
 
 def serve_file(path: str | os.PathLike, bot_class: type[MeleeAgentBot] = MeleeAgentBot,

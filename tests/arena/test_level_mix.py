@@ -138,13 +138,13 @@ def test_config_lists_round_trip_and_bad_values_name_the_key():
 
 
 def test_dolphin_refuses_a_level_mix_with_the_reason():
-    cfg = load_config("default", ["env.env=dolphin", "env.cpu_levels=[1, 9]"])
+    cfg = load_config("default", ["env.env=dolphin", "env.cpu_levels=[1, 9]", "env.level_weights=[]"])
     with pytest.raises(ValueError, match="one CPU level"):
         make_env(cfg)
 
 
 def test_evaluation_on_a_mix_reports_every_level_with_equal_counts():
-    cfg = load_config("default", ["env.cpu_levels=[1, 9]", "env.max_frames=600"])  # ten-second episodes
+    cfg = load_config("default", ["env.cpu_levels=[1, 9]", "env.level_weights=[]", "env.max_frames=600"])  # 10 s
     env, n = make_eval_env(cfg, 15, env_levels(cfg))
     assert n == 16 and env.num_envs == 16
     r = evaluate(env, make_policy("noop", "untouchable"), n, progress=False)
@@ -201,3 +201,18 @@ def test_worker_stats_count_episodes_per_level_and_the_board_shows_each_level(tm
     assert not any(t.endswith(("_3", "_x", "_4")) for t in tags)
     shown = [e.value for e in acc.Scalars("episode/untouched_level_1")]
     assert all(0.0 <= v <= 1.0 for v in shown)
+
+
+def test_the_dodging_default_draws_the_levels_with_the_untouchable_papers_weights():
+    """configs/default.toml: L1 .06, L2 .04, L3-L7 .03 each, L8 .05, L9 .70 (bparr/melee-ai cpu.py), per episode."""
+    cfg = load_config("default")
+    assert env_levels(cfg) == tuple(range(1, 10))
+    w = torch.tensor(cfg.env.level_weights)
+    assert torch.allclose(w / w.sum(), torch.tensor([.06, .04, .03, .03, .03, .03, .03, .05, .70]))
+    env = make_env(cfg, num_envs=4096, seed=3)
+    env.reset()
+    share = torch.bincount(env.cpu_levels, minlength=10)[1:].float() / 4096
+    assert abs(float(share[8]) - 0.70) < 0.03 and abs(float(share[0]) - 0.06) < 0.015  # 4-5 standard errors
+    # A one-level override still needs the weights cleared (refused naming the fix, as for fights).
+    with pytest.raises(ConfigError, match="env.level_weights=\\[\\]"):
+        load_config("default", ["env.cpu_levels=[9]"])

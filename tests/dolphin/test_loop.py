@@ -15,14 +15,14 @@ import melee
 import pytest
 import torch
 
-from melee_agent.envs.actions import get_action_set
+from melee_agent.envs.actions import apply_frame, get_action_set
 from melee_agent.config import ConfigError, DolphinConfig, load_config
 from melee_agent.dolphin import DolphinEnv, DolphinError, check_paths
 from melee_agent.dolphin.iso import disc_header
 from melee_agent.envs.state import encode_gamestate
 from tests.replays_kit import READABLE_REPLAYS, replay_path
 from tests.dolphin_kit import ReplayOver, replay_env
-from tests.recording_controller import held
+from tests.recording_controller import held, recording_controller
 
 
 def play_all(env: DolphinEnv, actions) -> list[tuple]:
@@ -115,6 +115,31 @@ def test_dolphin_loop_plays_each_macro_frame_into_the_controller():
             [round(v - 0.5, 1) != 0 and (v > 0.5) for v in f.main_stick]
         assert [round(v - 0.5, 1) < 0 for v in h["main"]] == [round(v - 0.5, 1) < 0 for v in f.main_stick]
     assert [s[4]["frames"].item() for s in steps[1:6]] == [22, 1, 32, 1, 6]
+
+
+def test_dolphin_loop_plays_the_papers_post_shine_scripts_frame_for_frame_as_the_arenas_table():
+    """untouchable-paper: after a shine each index plays its post-shine macro; what reaches the controller is
+    exactly what the macros' frames (the arena's table rows) press through libmelee."""
+    path = replay_path("pyslippi_game.slp")
+    env, _ = replay_env(path, reward="damage", max_frames=10**9, action_set="untouchable-paper")
+    aset = get_action_set("untouchable-paper")
+    plan = [4, 1, 4, 2, 4, 3, 4, 4, 4, 0, 1, 2]  # shine then each index; shines chained; then no shine
+    steps = play_all(env, plan)
+    assert len(steps) == len(plan) + 1 and not any(s[3] for s in steps[1:])
+    played, prev = [], 0
+    for a, *_ in steps[1:]:
+        played.append(aset.macro(a, prev))
+        prev = a
+    assert [m.name for m in played] == ["shine", "wavedash_down", "shine", "wavedash_left", "shine",
+                                        "wavedash_right", "shine", "multishine", "multishine", "noop",
+                                        "spot_dodge", "roll_left"]
+    assert [s[4]["frames"].item() for s in steps[1:]] == [len(m.frames) for m in played]
+    expected = recording_controller()
+    for m in played:  # the macros' frames are the arena's table rows (tests/envs/test_actions.py)
+        for f in m.frames:
+            apply_frame(expected, f)
+            expected.flush()
+    assert env.controller.pipe.frames == expected.pipe.frames
 
 
 @pytest.mark.slow

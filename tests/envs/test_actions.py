@@ -71,8 +71,9 @@ def test_basic_set_is_buttons_times_sticks_held_three_frames():
 def test_table_matches_frames():
     for s in ACTION_SETS.values():
         t = s.table
-        assert t.shape == (s.num_actions, s.lengths.max(), len(TABLE_COLUMNS))
-        for i, a in enumerate(s.actions):
+        assert t.shape == (len(s.macros), s.lengths.max(), len(TABLE_COLUMNS))
+        assert s.macros[: s.num_actions] == s.actions
+        for i, a in enumerate(s.macros):
             np.testing.assert_array_equal(t[i, : len(a.frames)], [f.row() for f in a.frames])
             assert (t[i, len(a.frames):, TABLE_COLUMNS.index("stick_x")] == 0.5).all()
 
@@ -138,3 +139,45 @@ def test_padded_to_the_delay_the_frames_in_flight_are_the_previous_macros_tail()
     assert all(q.shape == t.shape and np.array_equal(q, t) for q, t in padded)
     unpadded = _queues_at_decisions("fight", 18)  # short macros: several decisions are in flight at once
     assert any(q.shape != t.shape or not np.array_equal(q, t) for q, t in unpadded)
+
+
+# ---- untouchable-paper: the paper's post-shine scripts (bparr/melee-ai smash_env.py, _POST_SHINE_SCRIPTS)
+
+WD_Y = float(np.float32(89 / 255))  # its _CONTROLLER's wavedash height, as the float32 the arena's table holds
+WD_LEFT, WD_RIGHT = (0.0, WD_Y), (1.0, WD_Y)
+PAPER = "untouchable-paper"
+
+
+def test_the_paper_set_remaps_every_index_after_a_shine_and_nothing_otherwise():
+    s = get_action_set(PAPER)
+    assert s.names == ACTION_SETS["untouchable"].names and s.actions == ACTION_SETS["untouchable"].actions
+    shine = s.index("shine")
+    after_shine = {a: s.macro(a, shine).name for a in range(5)}
+    assert after_shine == {0: "noop", 1: "wavedash_down", 2: "wavedash_left", 3: "wavedash_right", 4: "multishine"}
+    for prev in range(4):  # any other previous decision: each index plays its own macro
+        assert [s.macro(a, prev) for a in range(5)] == list(s.actions)
+    assert get_action_set("untouchable").macro(1, shine).name == "spot_dodge"  # the plain set never remaps
+    with pytest.raises(ValueError, match="previous action 5 is outside"):
+        s.macro_index(0, 5)
+
+
+def _script(*parts: tuple[tuple[str, ...], tuple[float, float], int]) -> list[ControllerFrame]:
+    """Frames as the paper writes them: (buttons, stick, frames held); L with the full trigger as every shield."""
+    return [ControllerFrame(frozenset(b), st, 1.0 if "L" in b else 0.0) for b, st, n in parts for _ in range(n)]
+
+
+@pytest.mark.parametrize("name, want", [
+    ("multishine", _script((("B",), DOWN, 2), ((), NEUTRAL, 3), (("Y",), DOWN, 2), ((), NEUTRAL, 1))),
+    ("wavedash_down", _script((("L",), DOWN, 5), ((), NEUTRAL, 8))),
+    ("wavedash_left", _script((("L",), WD_LEFT, 5), ((), NEUTRAL, 8))),
+    ("wavedash_right", _script((("L",), WD_RIGHT, 5), ((), NEUTRAL, 8))),
+])
+def test_the_post_shine_macros_are_the_papers_controller_frames(name, want):
+    macro = {m.name: m for m in get_action_set(PAPER).macros}[name]
+    assert list(macro.frames) == want
+
+
+def test_a_padded_paper_set_pads_the_post_shine_macros_and_keeps_the_remap():
+    s = get_action_set(f"{PAPER}:18")
+    assert s.lengths.tolist() == [18, 22, 32, 32, 18, 18, 18, 18, 18]
+    assert s.macro(4, 4).name == "multishine" and s.macro(4, 4).frames[:8] == get_action_set(PAPER).macro(4, 4).frames

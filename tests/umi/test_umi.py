@@ -95,7 +95,7 @@ def test_encode_frames_refuses_other_arrays():
 
 # ---- the bot, driven through the real protocol (umi.protocol over a socket pair)
 
-from melee_agent.envs.actions import ACTION_SETS, ActionSet  # noqa: E402
+from melee_agent.envs.actions import ACTION_SETS, TABLE_COLUMNS, ActionSet  # noqa: E402
 from melee_agent.rl.model import DuelingDQN, model_to_bytes  # noqa: E402
 from melee_agent.umi import MeleeAgentBot  # noqa: E402
 
@@ -110,9 +110,9 @@ def fixed_choice_model(num_actions: int, action: int) -> DuelingDQN:
     return net
 
 
-def shine_unless_just_shone_model() -> DuelingDQN:
-    """untouchable: shine (4) where the state's previous action is 0, else noop (0): shine, noop, shine, ..."""
-    net = fixed_choice_model(5, 0)
+def shine_unless_just_shone_model(otherwise: int = 0) -> DuelingDQN:
+    """untouchable: shine (4) where the state's previous action is 0, else ``otherwise`` (noop): shine, noop, ..."""
+    net = fixed_choice_model(5, otherwise)
     with torch.no_grad():
         net.shared[0].bias[0], net.shared[0].weight[0, 26] = 1.0, -10.0  # h0 = 1 only at previous action 0
         net.advantage[0].weight[0, 0] = 1.0
@@ -199,9 +199,25 @@ def test_controller_rows_are_the_action_sets_sequences_frame_by_frame(link_to, s
     for a, action in enumerate(aset.actions):
         link = link_to(fixed_choice_model(aset.num_actions, a), set_name)
         link.new_games(1)
-        rows = np.concatenate([link.step([1], [t == 0]) for t in range(2 * len(action.frames))])
-        want = np.concatenate([macro_rows(aset, action.name)] * 2)  # the macro, then again
+        again = aset.macro(a, a)  # the same decision again: its own macro, or the post-shine one after a shine
+        rows = np.concatenate([link.step([1], [t == 0]) for t in range(len(action.frames) + len(again.frames))])
+        want = np.array([expected_row(f) for f in action.frames + again.frames], np.float32)
         np.testing.assert_array_equal(rows, want, err_msg=f"{set_name}: {action.name}")
+
+
+@pytest.mark.parametrize("k", range(5))
+def test_the_paper_set_plays_the_post_shine_script_of_index_k_after_a_shine(link_to, k):
+    """What the arena presses (its table, tests/arena/test_paper_actions.py) is what the bot sends."""
+    aset = ACTION_SETS["untouchable-paper"]
+    link = link_to(shine_unless_just_shone_model(otherwise=k), "untouchable-paper", max_games=1)
+    link.new_games(1)
+    macro = aset.macro_index(k, aset.index("shine"))
+    n = 6 + int(aset.lengths[macro])
+    rows = np.concatenate([link.step([1], [t == 0]) for t in range(n)])
+    want = np.array([expected_row(f) for f in aset.macro(4, 0).frames + aset.macros[macro].frames], np.float32)
+    np.testing.assert_array_equal(rows, want)
+    np.testing.assert_array_equal(rows[6:, CTRL_FIELDS.index("main_y")],
+                                  aset.table[macro, : n - 6, list(TABLE_COLUMNS).index("stick_y")])
 
 
 def test_memory_resets_on_a_games_first_frame_and_the_bot_queues_no_delay(link_to):
