@@ -79,3 +79,12 @@ def test_the_test_extra_holds_the_other_extras():
     core = " ".join(PYPROJECT["project"]["dependencies"])
     for optional in ("umi-melee", "imageio-ffmpeg", "mkdocs", "selenium", "stable-baselines3"):
         assert optional not in core
+
+
+def test_mp4_without_ffmpeg_names_the_video_extra(monkeypatch, tmp_path, capsys):
+    import melee_agent.cli.watch as watch
+
+    monkeypatch.setattr(watch, "ffmpeg_available", lambda: False)  # no ffmpeg on PATH, the extra not installed
+    assert main(["watch", "--policy", "noop", "--out", str(tmp_path / "x.mp4")]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'melee-agent[video]'" in err and err.count("\n") == 1

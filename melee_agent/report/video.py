@@ -91,8 +91,8 @@ def ffmpeg_available() -> bool:
     return ffmpeg_path() is not None
 
 
-NO_FFMPEG = ("writing MP4 needs ffmpeg: none on PATH, and no bundled one (the 'video' extra, "
-             f"{install_hint('video')}, has none for some platforms; or install ffmpeg); or write a .gif")
+NO_FFMPEG = ("writing MP4 needs ffmpeg: none on PATH and none bundled (the 'video' extra bundles one: "
+             f"{install_hint('video')}; or install ffmpeg); or write a .gif")
 
 
 @contextmanager
