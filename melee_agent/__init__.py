@@ -7,4 +7,4 @@ simulator), ``dolphin`` (real Melee through libmelee), ``games`` (the dodging ta
 (the local training run), ``benchmarks``, ``cli``, ``umi``; ``config`` is the one module at the top.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

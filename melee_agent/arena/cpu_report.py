@@ -24,7 +24,7 @@ vectorized over environments; the per-frame bookkeeping is a few tensor ops on t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from melee.enums import Action
@@ -35,6 +35,9 @@ from melee_agent.arena.fight.fighter import rows_of
 from melee_agent.arena.fight.frame import EDGE, PERFECT_SHIELD_FRAMES, fight_frame_fox
 from melee_agent.arena.fight.melee_cpu import ATTACK, DASH_GRAB, NONE
 from melee_agent.arena.fight.moves import NUM_SLOTS, Slot
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 SCENARIOS = ("standing", "approach", "aerials", "fox_offstage", "recovery")
 SHIELD = float(Action.SHIELD.value)
@@ -123,8 +126,8 @@ def _place(scenario: str, env: Arena) -> None:
 
 
 def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: int = 600, seed: int = 0,
-                 device: str | torch.device = "cpu") -> dict[str, Any]:
-    """One scenario's counts (see the module docstring)."""
+                 device: str | torch.device = "cpu", bar: tqdm | None = None) -> dict[str, Any]:
+    """One scenario's counts (see the module docstring); ``bar``, where given, counts its frames."""
     env = Arena(envs, cpu_level=level, seed=seed, game="fight", cpu=cpu, device=device, action_set="basic")
     env.reset()
     _place(scenario, env)
@@ -145,6 +148,8 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
     waits: list[float] = []
     with torch.inference_mode():
         for i in range(frames):
+            if bar is not None:
+                bar.update(1)
             prev = env.state.players
             prev_lag = env.state.fight.hitlag_left[:, CPU].clone()
             prev_slot = slot_of(prev, CPU)
@@ -233,11 +238,17 @@ def _stats(values: list[float]) -> dict[str, float | None]:
 
 
 def report(cpu: str, level: int, envs: int = 32, frames: int = 600, seed: int = 0,
-           device: str | torch.device = "cpu", scenarios: tuple[str, ...] = SCENARIOS) -> dict[str, Any]:
-    """Every scenario, and their choices summed (``all``)."""
+           device: str | torch.device = "cpu", scenarios: tuple[str, ...] = SCENARIOS,
+           progress: bool = True) -> dict[str, Any]:
+    """Every scenario, and their choices summed (``all``). ``progress``: a bar over every scenario's frames, with
+    the time left, where stderr is a terminal."""
+    from melee_agent.report.progress import progress_bar  # noqa: PLC0415
+
     doc: dict[str, Any] = {"cpu": cpu, "level": level, "envs": envs, "frames": frames, "seed": seed, "scenarios": {}}
-    for s in scenarios:
-        doc["scenarios"][s] = run_scenario(s, cpu, level, envs, frames, seed, device)
+    with progress_bar(len(scenarios) * frames, "cpu-report", unit="frame", enabled=progress) as bar:
+        for s in scenarios:
+            bar.set_description(f"cpu-report: {s}")
+            doc["scenarios"][s] = run_scenario(s, cpu, level, envs, frames, seed, device, bar)
     total = {k: sum(doc["scenarios"][s]["choices"][k] for s in scenarios) for k in CHOICES}
     n = sum(total.values())
     doc["choices"] = total

@@ -5,16 +5,18 @@ with ``--intangibility``, the frames on which Fox and Marth cannot be hit, besid
 
 Prints a table per move (hits, damage exact share, hitstun within 1 frame, launch speed within 5%)
 and, with ``--json FILE``, writes every hit and the summary shares (atomically). A replay libmelee
-cannot read gets a one-line error naming it and is skipped whole; the command fails (exit 1) only
-when no replay could be read.
+cannot read gets a one-line note naming it and is skipped whole; when no replay can be read the command
+is one error line naming the first (exit 2). On a terminal a progress bar counts the replays read.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Iterable
 
 from melee_agent.report import fidelity
+from melee_agent.report.progress import progress_iter
 from melee_agent.io.files import atomic_write_json
 
 
@@ -31,12 +33,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def replays(args: argparse.Namespace) -> Iterable[str]:
+    """The replays, counted by a progress bar with the time left on a terminal (reading is most of the work)."""
+    return progress_iter(args.replays, desc="replays", unit="replay")
+
+
+def skipped(args: argparse.Namespace, errors: list[str]) -> None:
+    """Say each replay passed over; where none could be read, that is the command's one error line (exit 2)."""
+    if len(errors) >= len(args.replays):
+        more = f" (and {len(errors) - 1} more replay(s) unreadable)" if len(errors) > 1 else ""
+        raise ValueError(f"no replay could be read: {errors[0]}{more}")
+    for e in errors:
+        print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)
+
+
 def run_intangibility(args: argparse.Namespace) -> int:
     from melee_agent.report import intangibility  # noqa: PLC0415
 
-    found, errors = intangibility.run(args.replays)
-    for e in errors:
-        print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)
+    found, errors = intangibility.run(replays(args))
+    skipped(args, errors)
     rows = intangibility.compare(found)
     print(f"{len(args.replays) - len(errors)} replay(s) read, {len(errors)} skipped; {len(found)} Fox/Marth action "
           f"instances, {len(rows)} actions")
@@ -47,15 +62,14 @@ def run_intangibility(args: argparse.Namespace) -> int:
     if args.json:
         atomic_write_json(args.json, intangibility.report(rows, errors))
         print(f"wrote {args.json}")
-    return 0 if len(errors) < len(args.replays) else 1
+    return 0
 
 
 def run_motion(args: argparse.Namespace) -> int:
     from melee_agent.report import motion  # noqa: PLC0415
 
-    results, errors = motion.run(args.replays)
-    for e in errors:
-        print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)
+    results, errors = motion.run(replays(args))
+    skipped(args, errors)
     print(f"{len(args.replays) - len(errors)} replay(s) read, {len(errors)} skipped; {len(results)} Fox/Marth "
           "free-movement stretches")
     summary = motion.summarize(results)
@@ -64,7 +78,7 @@ def run_motion(args: argparse.Namespace) -> int:
     if args.json:
         atomic_write_json(args.json, motion.report(results, errors))
         print(f"wrote {args.json}")
-    return 0 if len(errors) < len(args.replays) else 1
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,9 +89,8 @@ def run(args: argparse.Namespace) -> int:
         return run_motion(args)
     if args.intangibility:
         return run_intangibility(args)
-    results, errors = fidelity.run(args.replays)
-    for e in errors:
-        print(f"melee-agent fidelity: skipped {e}", file=sys.stderr)
+    results, errors = fidelity.run(replays(args))
+    skipped(args, errors)
     hits = [h for r in results for h in r.hits]
     unattributed = sum(len(r.unattributed) for r in results)
     print(f"{len(results)} replay(s) read, {len(errors)} skipped; {len(hits)} Fox/Marth hits"
@@ -87,4 +100,4 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         atomic_write_json(args.json, fidelity.report(results, errors))
         print(f"wrote {args.json}")
-    return 0 if results else 1
+    return 0

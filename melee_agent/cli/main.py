@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+import melee_agent
 from melee_agent import pretrained
 from melee_agent.cli import flags
 from melee_agent.cli.common import CommandError, add_unavailable, import_or_explain, output_problem
 from melee_agent.config import ConfigError
+from melee_agent.extras import MissingExtra
 
 #: Subcommand modules in this package; each defines ``register(subparsers)``.
 SUBCOMMANDS = ("train", "manager", "worker", "launch", "eval", "bench", "fidelity", "watch", "umi", "compare",
@@ -26,21 +28,12 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-    try:
-        return version("melee-agent")
-    except PackageNotFoundError:  # a checkout on sys.path that was never installed
-        return "unknown (not installed)"
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="melee-agent",
         description="Train and evaluate a Dueling DQN that plays Super Smash Bros. Melee.",
     )
-    parser.add_argument("--version", action="version", version=f"melee-agent {_version()}")
+    parser.add_argument("--version", action="version", version=f"melee-agent {melee_agent.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
         module, why = import_or_explain(f"melee_agent.cli.{name}")
@@ -52,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _runtime_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [CommandError, ConfigError, FileNotFoundError, FileExistsError, KeyError,
-                                         ValueError]
+    errors: list[type[BaseException]] = [CommandError, ConfigError, MissingExtra, FileNotFoundError, FileExistsError,
+                                         KeyError, ValueError]
     for module, name in (("melee_agent.dolphin", "DolphinError"), ("melee_agent.workers.client", "ManagerError"),
                          ("melee_agent.manager.spawn", "ManagerProcessError"),
                          ("melee_agent.workers.launch_local", "FleetError"), ("umi.protocol", "ProtocolError")):
@@ -79,7 +72,8 @@ def _shipped_models(args: argparse.Namespace) -> str | None:
         model, character = split_model_arg(spec) if spec.startswith(pretrained.PREFIX) else (spec, None)
         return pretrained.resolve(model) + (f":{character}" if character else "")
 
-    for name in ("policy", "model", "models"):
+    # How the error names each: the flags by name, ladder's positional models as its usage line does.
+    for name, said in (("policy", "--policy"), ("model", "--model"), ("models", "argument MODEL")):
         value = getattr(args, name, None)
         try:
             if isinstance(value, str):
@@ -87,7 +81,7 @@ def _shipped_models(args: argparse.Namespace) -> str | None:
             elif isinstance(value, list):
                 setattr(args, name, [resolve(v) if isinstance(v, str) else v for v in value])
         except ValueError as e:
-            return f"--{name}: {e}"
+            return f"{said}: {e}"
     return None
 
 

@@ -18,8 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play the arena in the browser against a policy or the CPU, or spectate a "
                                     "running training's newest model (--spectate RUN_DIR)")
     p.add_argument("--policy", default=None,
-                   help="the opponent: MODEL.safetensors or a scripted policy (noop, random, fighter); "
-                        "default: the CPU at --cpu-level")
+                   help="the opponent: MODEL.safetensors, pretrained:NAME (a fight model shipped with melee-agent, "
+                        "e.g. pretrained:fight) or a scripted policy (noop, random, fighter); default: the CPU at "
+                        "--cpu-level")
     p.add_argument("--as", dest="human", default="fox", choices=("fox", "marth"),
                    help="the character you play (default: %(default)s). Against the CPU you play Fox (the arena's "
                         "CPU plays Marth only); against a policy either: the policy plays the other")

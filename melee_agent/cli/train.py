@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train on this machine: manager + local arena workers, then evaluate")
     add_common(p)
     p.add_argument("--minutes", type=flags.positive_float, default=None,
-                   help=f"training time budget (default: the config's train.minutes: {shipped_minutes()})")
+                   help="minutes of training; the final evaluation comes after them and takes minutes more (its "
+                        "progress bar shows the time left) (default: the config's train.minutes: "
+                        f"{shipped_minutes()})")
     p.add_argument("--workers", type=flags.positive_int, default=None, help="local worker processes (default: config)")
     p.add_argument("--port", type=flags.port_or_free, default=0, help="manager port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")

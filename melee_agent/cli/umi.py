@@ -15,19 +15,29 @@ import os
 import socket
 
 from melee_agent.cli.common import CommandError, hidden_alias
+from melee_agent.extras import require_extra
+
+# Written out: argparse would show the export ACTION as required, though serving takes none, and --policy as
+# optional, though both forms need it (it is optional to argparse only so that the hidden --model alias works).
+USAGE = ("%(prog)s [-h] --policy MODEL [--socket SOCKET]\n"
+         "       %(prog)s export [-h] --policy MODEL --out ZIP [--name NAME]")
+EXPORT_USAGE = "%(prog)s [-h] --policy MODEL --out ZIP [--name NAME]"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("umi", help="play a model as a Computer Melee Championship (UMI) bot, or export its zip",
-                       description="Serve a model as a UMI bot (connects to $UMI_SOCKET), or `umi export` its zip.")
+                       description="Serve a model as a UMI bot (connects to $UMI_SOCKET), or `umi export` its zip.",
+                       usage=USAGE)
     p.add_argument("--policy", default=None, metavar="MODEL",
-                   help="a model .safetensors file (as eval's and watch's --policy; its action set and delay are "
-                        "the file's own)")
+                   help="a model .safetensors file (required; as eval's and watch's --policy; its action set and "
+                        "delay are the file's own)")
     hidden_alias(p, "--model", "policy")
     p.add_argument("--socket", default=None, help="the arena's socket (default: $UMI_SOCKET)")
     p.set_defaults(func=serve)
-    actions = p.add_subparsers(dest="umi_action", metavar="ACTION")
-    e = actions.add_parser("export", help="write the zip the championship takes (run.py, requirements.txt, weights)")
+    # prog: the parent's usage above is two lines; the export usage starts from its name alone.
+    actions = p.add_subparsers(dest="umi_action", metavar="ACTION", title="actions (none: serve the model)", prog=p.prog)
+    e = actions.add_parser("export", help="write the zip the championship takes (run.py, requirements.txt, weights)",
+                           usage=EXPORT_USAGE)
     e.add_argument("--policy", default=None, metavar="MODEL", help="a model .safetensors file (required)")
     hidden_alias(e, "--model", "policy")
     e.add_argument("--out", required=True, metavar="ZIP", type=zip_name,
@@ -44,14 +54,20 @@ def zip_name(text: str) -> str:
     return text
 
 
+def _model_file(path: str | None, what: str) -> str:
+    """``--policy``'s file, there and a file; otherwise the one-line error naming the flag."""
+    if not path:
+        raise CommandError(f"--policy MODEL is required: {what}")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"--policy {path}: model file not found")
+    return path
+
+
 def _bot(path: str | None):
+    require_extra("umi", "umi", "`melee-agent umi`")
     from melee_agent.umi.bot import MeleeAgentBot  # noqa: PLC0415 (torch and umi load only when used)
 
-    if not path:
-        raise CommandError("--policy MODEL is required: a model .safetensors file")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"model file not found: {path}")
-    return MeleeAgentBot.from_file(path)
+    return MeleeAgentBot.from_file(_model_file(path, "a model .safetensors file"))
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -92,11 +108,10 @@ def play(bot, socket_path: str) -> None:
 
 
 def export(args: argparse.Namespace) -> int:
+    require_extra("umi", "umi", "`melee-agent umi export`")
     from melee_agent.umi.export import export_zip  # noqa: PLC0415
 
-    if not args.policy:
-        raise CommandError("--policy MODEL is required: the model .safetensors file to export")
-    info = export_zip(args.policy, args.out, name=args.name)
+    info = export_zip(_model_file(args.policy, "the model .safetensors file to export"), args.out, name=args.name)
     print(f"wrote {info['out']} ({info['bytes']:,} bytes): run.py, requirements.txt, {info['files'][2]} "
           f"({info['action_set']} model, version {info['version']}) and {len(info['files']) - 3} melee_agent modules")
     return 0

@@ -53,6 +53,16 @@ def eval_config(cfg: Config) -> Config:
     return cfg
 
 
+def eval_episodes(episodes: int, levels: tuple[int, ...]) -> int:
+    """The episodes :func:`make_eval_env` plays for ``episodes`` asked over ``levels``: the same at each level.
+
+    >>> eval_episodes(100, (1, 2, 3)), eval_episodes(100, (9,))
+    (102, 100)
+    """
+    k = len(levels)
+    return episodes if k == 1 else k * -(-episodes // k)
+
+
 def make_eval_env(cfg: Config, episodes: int, levels: tuple[int, ...], device: str | torch.device = "cpu",
                   seed: int = 0, max_envs: int = 256) -> tuple[VecEnv, int]:
     """An arena to evaluate ``episodes`` against ``levels``, and the episode count to ask of it.
@@ -63,11 +73,10 @@ def make_eval_env(cfg: Config, episodes: int, levels: tuple[int, ...], device: s
     """
     if cfg.env.env != "arena":
         raise ValueError("make_eval_env builds arena evaluations; Dolphin plays one level per game")
+    episodes = eval_episodes(episodes, levels)
     if len(levels) == 1:
         n, level = min(episodes, max_envs), levels[0]
     else:
-        k = len(levels)
-        episodes = k * -(-episodes // k)
         n, level = episodes, list(levels)
     return _arena(cfg, n, level, device, seed, spread=len(levels) > 1), episodes
 

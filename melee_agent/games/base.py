@@ -32,6 +32,7 @@ class FinalReportRun(Protocol):
     action_set: str  # env.action_set
     delay_frames: int  # env.delay_frames
     levels_text: str  # the levels the run trained against, in words
+    baseline_runs: int  # how many scripted baselines baselines() plays (none with train.final_baselines = false)
 
     def log(self, line: str) -> None: ...
 
@@ -95,6 +96,11 @@ class Game:
 
     def extra_state(self, num_envs: int, device: torch.device) -> ExtraState | None:
         """What the game keeps beyond the shared state's fields, all zeros (None: nothing)."""
+        raise NotImplementedError
+
+    def final_episodes(self, run: FinalReportRun) -> int:
+        """The episodes :meth:`final_report` plays after ``run.keep()``: the model's and the baselines' (the
+        total its progress bar counts to; a test holds them equal)."""
         raise NotImplementedError
 
     def final_report(self, run: FinalReportRun) -> RunReport:

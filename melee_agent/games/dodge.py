@@ -27,6 +27,9 @@ class Dodge(Game):
     def extra_state(self, num_envs: int, device: torch.device) -> ExtraState | None:
         return None  # the shared fields are the whole dodging game
 
+    def final_episodes(self, run: FinalReportRun) -> int:
+        return run.eval_episodes * len(REPORT_LEVELS) * (1 + run.baseline_runs)
+
     def final_report(self, run: FinalReportRun) -> RunReport:
         # Like SB3's EvalCallback: the model kept is the best one the periodic evaluations saw (the
         # last one is scored the same way first); DQN's greedy policy can swing between snapshots.

@@ -31,6 +31,9 @@ class Fight(Game):
 
         return FightState.zeros(num_envs, device)
 
+    def final_episodes(self, run: FinalReportRun) -> int:
+        return run.final_games_per_level * len(REPORT_LEVELS) * (1 + run.baseline_runs) + run.final_games_level_9
+
     def final_report(self, run: FinalReportRun) -> RunReport:
         """Keep a model by win rate, play whole games at every level (and more at level 9) with the baselines
         beside it, write eval.json and the win-rate learning curve."""

@@ -13,12 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from melee_agent.league import ratings
 from melee_agent.report.text_table import text_table
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 #: Virtual draws per pair in the fit (a guess: enough to keep a 100% record finite, small beside 100 games).
 PRIOR_GAMES = 0.5
@@ -72,8 +75,10 @@ def _policy(member: Member, action_set: str, device: str):
 
 
 def play(a: Member, b: Member, games: int, action_set: str = "fight", clock_frames: int | None = None,
-         seed: int = 0, device: str = "cpu", tally: dict[str, int] | None = None) -> tuple[int, int, int]:
+         seed: int = 0, device: str = "cpu", tally: dict[str, int] | None = None,
+         bar: tqdm | None = None) -> tuple[int, int, int]:
     """``a`` (port 0) against ``b`` (port 1) for ``games`` games side by side: ``a``'s wins, losses, draws.
+    ``bar``, where given, counts the games as they end.
 
     ``tally``, where given, gains ``at_time``: the games the clock ended with both sides still holding a stock
     (decided by stocks, then percent, as Melee's timeout does), so a short clock's results can be read for what
@@ -109,14 +114,19 @@ def play(a: Member, b: Member, games: int, action_set: str = "fight", clock_fram
             lost = (mine < theirs) | ((mine == theirs) & (pa > pb))
             result = torch.where(over, torch.where(won, 1, torch.where(lost, 2, 3)), result)
             at_time += int((over & (mine > 0) & (theirs > 0)).sum())
+            if bar is not None:
+                bar.update(int(over.sum()))
     if tally is not None:
         tally["at_time"] = tally.get("at_time", 0) + at_time
     return int((result == 1).sum()), int((result == 2).sum()), int((result == 3).sum())
 
 
 def round_robin(members: list[Member], games: int, action_set: str = "fight", clock_frames: int | None = None,
-                seed: int = 0, device: str = "cpu") -> dict[str, Any]:
-    """Every pair's record and every member's rating (the report ``ladder --json`` writes)."""
+                seed: int = 0, device: str = "cpu", progress: bool = True) -> dict[str, Any]:
+    """Every pair's record and every member's rating (the report ``ladder --json`` writes). ``progress``: a bar
+    over every pair's games, with the time left, where stderr is a terminal."""
+    from melee_agent.report.progress import progress_bar  # noqa: PLC0415
+
     if len({m.name for m in members}) != len(members):
         raise ValueError(f"entrant names must differ: {[m.name for m in members]}")
     if games < 2:
@@ -124,21 +134,24 @@ def round_robin(members: list[Member], games: int, action_set: str = "fight", cl
     records: dict[tuple[str, str], tuple[int, int, int]] = {}
     by_port: dict[tuple[str, str], dict[str, dict[str, int]]] = {}  # two models: a's record from each port
     at_time: dict[tuple[str, str], dict[str, int]] = {}  # each pair's games the clock decided
-    for a, b in combinations(members, 2):
-        if a.path is None and b.path is None:
-            continue  # two CPUs: no game (the CPU plays port 1 only)
+    # Two CPUs play no game (the CPU plays port 1 only).
+    pairs = [(a, b) for a, b in combinations(members, 2) if a.path is not None or b.path is not None]
+    bar = progress_bar(games * len(pairs), "ladder", enabled=progress)
+    for a, b in pairs:
         if a.path is None:
             a, b = b, a
+        bar.set_description(f"ladder: {a.name} vs {b.name}")
         tally = at_time[(a.name, b.name)] = {}
         if b.path is None:
-            records[(a.name, b.name)] = play(a, b, games, action_set, clock_frames, seed, device, tally)
+            records[(a.name, b.name)] = play(a, b, games, action_set, clock_frames, seed, device, tally, bar)
             by_port[(a.name, b.name)] = {"a_on_port_0": _record(*records[(a.name, b.name)])}
             continue
         half = games // 2
-        w1, l1, d1 = play(a, b, half, action_set, clock_frames, seed, device, tally)
-        w2, l2, d2 = play(b, a, games - half, action_set, clock_frames, seed + 1, device, tally)
+        w1, l1, d1 = play(a, b, half, action_set, clock_frames, seed, device, tally, bar)
+        w2, l2, d2 = play(b, a, games - half, action_set, clock_frames, seed + 1, device, tally, bar)
         records[(a.name, b.name)] = (w1 + l2, l1 + w2, d1 + d2)
         by_port[(a.name, b.name)] = {"a_on_port_0": _record(w1, l1, d1), "a_on_port_1": _record(l2, w2, d2)}
+    bar.close()
     elo = ratings.fit(records, prior_games=PRIOR_GAMES)
     rows = [{"name": m.name, "kind": "model" if m.path else "cpu", "character": m.character,
              "path": m.path, "cpu_level": m.level, "elo": round(elo.get(m.name, ratings.ANCHOR), 1)}

@@ -32,12 +32,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import torch
 
 from melee_agent.envs.rewards import game_result, reached_limit
 from melee_agent.envs.vecenv import VecEnv
+from melee_agent.report.progress import progress_bar
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 FPS = 60.0
 UNKNOWN_CAUSE = "unknown"
@@ -224,8 +228,12 @@ def _count_causes(causes: list[dict[str, int]], happened: torch.Tensor, move: to
 
 
 def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episodes: int, progress: bool = True,
-             desc: str = "eval") -> EvalResult:
-    """Play ``episodes`` episodes with ``policy`` on ``env``; the figures as an :class:`EvalResult`."""
+             desc: str = "eval", bar: tqdm | None = None) -> EvalResult:
+    """Play ``episodes`` episodes with ``policy`` on ``env``; the figures as an :class:`EvalResult`.
+
+    ``progress``: a bar of its own counting the episodes, on a terminal (:mod:`melee_agent.report.progress`);
+    ``bar``: an open bar to advance instead (several evaluations counted as one piece of work).
+    """
     if episodes <= 0:
         raise ValueError(f"episodes must be positive, got {episodes}")
     B = env.num_envs
@@ -245,10 +253,9 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
     causes: list[dict[str, int]] = [{} for _ in range(B)]  # per running episode: its KOs by cause
     lost: list[dict[str, int]] = [{} for _ in range(B)]  # ... and its lost stocks
     names: dict[str, dict[int, str]] = {}
-    bar = None
-    if progress:
-        from tqdm import tqdm  # noqa: PLC0415
-        bar = tqdm(total=episodes, desc=desc, unit="ep", leave=False)
+    own_bar = bar is None
+    if bar is None:
+        bar = progress_bar(episodes, desc, unit="ep", enabled=progress)
     obs = env.reset()
     # step_async lets every environment decide on its own clock (no waiting on another's
     # macro); its per-macro values count where info.ready says the macro ended.
@@ -293,8 +300,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
                              "seconds_to_first_hit": (hit_frame if hit_frame else ep_frames[i]) / FPS,
                              "game_over": float(over[i]), "result": float(result[i]) if over[i] else 0.0,
                              "ko_causes": causes[i], "lost_causes": lost[i], **{k: vals[k][i] for k in running}})
-            if bar is not None:
-                bar.update(len(idx) - int(cut_game.sum()))
+            bar.update(len(idx) - int(cut_game.sum()))
         replayed += cut_game.long()
         done_count += (done & ~cut_game).long()
         for k in running:
@@ -302,7 +308,7 @@ def evaluate(env: VecEnv, policy: Callable[[torch.Tensor], torch.Tensor], episod
         first_hit = torch.where(done, 0.0, first_hit)
         for i in done.nonzero().view(-1).tolist():
             causes[i], lost[i] = {}, {}
-    if bar is not None:
+    if own_bar:
         bar.close()
     out = summarize(rows)
     levels = sorted({int(r["cpu_level"]) for r in rows})

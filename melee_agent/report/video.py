@@ -11,7 +11,7 @@ images. The file is written under a temp name in its folder and renamed once com
   trailer are written here. GIF delays are in hundredths of a second, so the delays alternate
   (3, 3, 4 at 30 fps) to keep the clip's length right.
 * MP4 (H.264): matplotlib's ``FFMpegWriter`` running :func:`ffmpeg_path`'s ffmpeg: one on PATH, else the
-  static build that the ``imageio-ffmpeg`` dependency ships, so MP4 works on a fresh install.
+  static build ``imageio-ffmpeg`` ships (the ``video`` extra), so MP4 works without a system ffmpeg.
 
 Example::
 
@@ -36,6 +36,7 @@ import numpy as np
 from PIL import GifImagePlugin, Image
 
 from melee_agent.io.files import atomic_output
+from melee_agent.extras import install_hint
 
 FORMATS = (".gif", ".mp4")
 MAX_FPS = 60  # the game's own frame rate: more would repeat frames
@@ -90,8 +91,8 @@ def ffmpeg_available() -> bool:
     return ffmpeg_path() is not None
 
 
-NO_FFMPEG = ("writing MP4 needs ffmpeg: none on PATH and no imageio-ffmpeg build for this platform "
-             "(Debian: apt-get install ffmpeg); or write a .gif")
+NO_FFMPEG = ("writing MP4 needs ffmpeg: none on PATH and none bundled (the 'video' extra bundles one: "
+             f"{install_hint('video')}; or install ffmpeg); or write a .gif")
 
 
 @contextmanager

@@ -48,11 +48,14 @@ from melee_agent.config import Config, config_to_toml, default_run_dir, env_leve
 from melee_agent.games import game_of
 from melee_agent.games.base import REPORT_LEVELS
 from melee_agent.io.files import atomic_write_bytes, atomic_write_json
+from melee_agent.report.progress import on_terminal
 from melee_agent.report.run_report import ModelCheck, RunReport, TrainingFigures
 from melee_agent.run.fused import fused_envs
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
+
+    from tqdm import tqdm
 
     from melee_agent.report.evaluate import EvalResult
     from melee_agent.run.fused import FusedTrainer
@@ -78,13 +81,14 @@ class Evaluations:
 
     def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
             seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None,
-            action_set: str | None = None) -> ModelCheck:
+            action_set: str | None = None, bar: tqdm | None = None) -> ModelCheck:
         """Evaluate the model in ``model_bytes`` (or a scripted ``policy``, on ``action_set`` where given)
         against ``levels`` (default: the run's), ``episodes`` spread evenly over them; ``record`` adds it
-        to the curve."""
+        to the curve; ``bar``, where given, counts the episodes."""
         is_model = policy == "model"
         device = self.check_device if record and is_model else self.device
-        res, version, train_step = play_check(self.cfg, model_bytes, episodes, device, policy, seed, levels, action_set)
+        res, version, train_step = play_check(self.cfg, model_bytes, episodes, device, policy, seed, levels, action_set,
+                                              bar)
         return self._checked(res, version, train_step, minutes, step, policy, levels, action_set, record)
 
     def submit(self, model_bytes: bytes, episodes: int, minutes: float, step: int) -> PendingCheck:
@@ -167,9 +171,10 @@ def _check_process_init() -> None:
 
 def play_check(cfg: Config, model_bytes: bytes, episodes: int, device: str, policy: str = "model",
                seed: int = 12_345, levels: tuple[int, ...] | None = None,
-               action_set: str | None = None) -> tuple[EvalResult, int | None, int | None]:
+               action_set: str | None = None, bar: tqdm | None = None) -> tuple[EvalResult, int | None, int | None]:
     """Play one evaluation: ``(result with its worst levels, model version, model train step)`` (the last two
-    None for a scripted ``policy``). A top-level function, so a check process can run it."""
+    None for a scripted ``policy``); ``bar``, where given, counts its episodes. A top-level function, so a check
+    process can run it."""
     import torch  # noqa: PLC0415
 
     from melee_agent.envs.make import eval_config, make_eval_env  # noqa: PLC0415
@@ -190,7 +195,7 @@ def play_check(cfg: Config, model_bytes: bytes, episodes: int, device: str, poli
             return model(obs).argmax(1)
     else:
         pi, meta = make_policy(policy, cfg.env.action_set, device), {}
-    res = evaluate(env, pi, episodes, progress=False).with_worst_levels()
+    res = evaluate(env, pi, episodes, progress=False, bar=bar).with_worst_levels()
     if policy != "model":
         return res, None, None
     return res, int(meta["version"]), int(meta["train_step"])
@@ -458,7 +463,7 @@ class TrainingRun:
         best = None
         bar = None
         told_skip = False
-        if self.progress:
+        if self.progress and on_terminal():  # elsewhere (a pipe, a log file) each check is a line instead
             from tqdm import tqdm  # noqa: PLC0415
 
             bar = tqdm(total=int(minutes * 60), unit="s", desc="train", dynamic_ncols=True,
@@ -533,18 +538,29 @@ class TrainingRun:
 
     def _finish(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes, steps: int) -> RunReport:
         """The game's final report (:meth:`melee_agent.games.base.Game.final_report`)."""
-        return game_of(self.cfg.env.game).final_report(FinalReportRun(self, evals, best, data, steps))
+        final = FinalReportRun(self, evals, best, data, steps)
+        try:
+            return final.game.final_report(final)
+        finally:
+            final.close()
 
 
 class FinalReportRun:
     """What a game's final report plays and writes with (:meth:`melee_agent.games.base.Game.final_report`, the
     :class:`melee_agent.games.base.FinalReportRun` protocol): the settings it reads, the kept model, plays at the
-    report's levels, the baselines, ``eval.json``, the learning curve and the log."""
+    report's levels, the baselines, ``eval.json``, the learning curve and the log.
+
+    Every game it plays advances one progress bar, with the time left, over the whole report (on a terminal, with
+    ``train``'s progress on): the report takes minutes after training's budget ends, silent otherwise.
+    """
 
     def __init__(self, run: TrainingRun, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes,
                  steps: int):
-        self.cfg, self.run_dir, self.minutes, self.log, self.training = (run.cfg, run.run_dir, run.minutes, run.log,
-                                                                          run.training)
+        from melee_agent.envs.make import eval_episodes  # noqa: PLC0415
+        from melee_agent.report.progress import progress_bar  # noqa: PLC0415
+
+        self.cfg, self.run_dir, self.minutes, self._log, self.training = (run.cfg, run.run_dir, run.minutes, run.log,
+                                                                           run.training)
         self.evals, self._best, self._data, self.steps = evals, best, data, steps
         self.game = game_of(run.cfg.env.game)
         t, e = run.cfg.train, run.cfg.env
@@ -552,19 +568,39 @@ class FinalReportRun:
             t.eval_episodes, t.final_games_per_level, t.final_games_level_9)
         self.env_name, self.action_set, self.delay_frames = e.env, e.action_set, e.delay_frames
         self.levels_text = _levels_text(env_levels(run.cfg))
+        self.baseline_runs = len(self.game.baselines) if t.final_baselines else 0
+        self._keep_episodes = eval_episodes(t.progress_eval_episodes, env_levels(run.cfg))
+        total = self._keep_episodes + self.game.final_episodes(self)
+        self.bar = progress_bar(total, "final evaluation", unit="game" if self.game.whole_games else "ep",
+                                enabled=run.progress)
+
+    def log(self, line: str) -> None:
+        from melee_agent.report.progress import printing_beside  # noqa: PLC0415
+
+        with printing_beside(self.bar):
+            self._log(line)
+
+    def _stage(self, what: str) -> None:
+        self.bar.set_description(f"final evaluation: {what}")
+
+    def close(self) -> None:
+        self.bar.close()
 
     def keep(self) -> tuple[ModelCheck, bytes, ModelCheck]:
         """``(kept model's check, its file, the last model's check)``: the last model is checked as the periodic
         checks are, then the better of it and the best checked one kept (``train.keep_best``) as
         ``model.safetensors``."""
-        last = self.evals.run(self._data, self.cfg.train.progress_eval_episodes, self.minutes, self.steps)
+        self._stage("the last model")
+        last = self.evals.run(self._data, self.cfg.train.progress_eval_episodes, self.minutes, self.steps, bar=self.bar)
         chosen, chosen_data = better(self._best, last, self._data) if self.cfg.train.keep_best else (last, self._data)
         atomic_write_bytes(self.run_dir / "model.safetensors", chosen_data)
         return chosen, chosen_data, last
 
     def play(self, data: bytes, episodes: int, levels: tuple[int, ...], seed: int) -> ModelCheck:
         """The model in ``data`` over ``episodes`` spread over ``levels`` (not a point of the curve)."""
-        return self.evals.run(data, episodes, self.minutes, self.steps, seed=seed, record=False, levels=levels)
+        self._stage("the kept model" if len(levels) > 1 else f"the kept model at level {levels[0]}")
+        return self.evals.run(data, episodes, self.minutes, self.steps, seed=seed, record=False, levels=levels,
+                              bar=self.bar)
 
     def baselines(self, episodes: int) -> dict[str, ModelCheck]:
         """The game's scripted baselines over every report level (none with ``train.final_baselines = false``);
@@ -572,7 +608,9 @@ class FinalReportRun:
         out = {}
         for p in self.game.baselines if self.cfg.train.final_baselines else ():
             a = scripted_action_set(p, self.cfg.env.action_set)
-            b = self.evals.run(b"", episodes, self.minutes, 0, policy=p, levels=REPORT_LEVELS, action_set=a)
+            self._stage(f"baseline {p}")
+            b = self.evals.run(b"", episodes, self.minutes, 0, policy=p, levels=REPORT_LEVELS, action_set=a,
+                               bar=self.bar)
             out[p] = b if a is None else dataclasses.replace(
                 b, note=f"scripted for the {a!r} action set: played with it, not {self.cfg.env.action_set!r}")
         return out

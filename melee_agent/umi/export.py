@@ -64,7 +64,7 @@ def requirements() -> str:
         declared = []
     spec = {}
     for line in declared:
-        if "extra ==" in line:
+        if "extra ==" in line and 'extra == "umi"' not in line:  # umi-melee comes with the umi extra
             continue
         m = re.match(r"\s*([A-Za-z0-9_.-]+)", line)
         if m:

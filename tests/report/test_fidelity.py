@@ -138,8 +138,9 @@ def test_cli_table_json_and_exit_codes(tmp_path, capsys):
     s = doc["summary"]
     assert s["hits"] == len(doc["hits"]) and s["hitstun_hits"] == 7 and s["hitstun_within_1"] == 1.0
     assert not list(out.parent.glob("*.tmp"))
-    assert cli.main(["fidelity", str(REPLAYS / BAD[0])]) == 1
-    assert BAD[0] in capsys.readouterr().err
+    assert cli.main(["fidelity", str(REPLAYS / BAD[0])]) == 2  # none readable: one error line
+    err = capsys.readouterr().err
+    assert BAD[0] in err and err.count("\n") == 1
 
 
 def airborne(character: Character, action: int, frame: int, percent: float, x: float = 0.0, attack: int = -1,
