@@ -47,15 +47,13 @@ class FightConsts:
     levels: FightLevels
     melee_levels: MeleeLevels
     cpu: str = "designed"  # which CPU plays Marth (one of CPUS)
+    player: Cpu | None = None  # that CPU as an object (:mod:`melee_agent.arena.cpu`), built once with the tables
 
     @classmethod
     def build(cls, device: torch.device, num_envs: int, cpu: str = "designed") -> FightConsts:
-        return cls(build_table(device, num_envs), FightLevels.build(device), MeleeLevels.build(device), check_cpu(cpu))
-
-    @property
-    def player(self) -> Cpu:
-        """The CPU object that plays Marth (:mod:`melee_agent.arena.cpu`)."""
-        return MeleeCpu(self.melee_levels) if self.cpu == "melee" else DesignedCpu(self.levels)
+        levels, melee_levels = FightLevels.build(device), MeleeLevels.build(device)
+        player = MeleeCpu(melee_levels) if check_cpu(cpu) == "melee" else DesignedCpu(levels)
+        return cls(build_table(device, num_envs), levels, melee_levels, cpu, player)
 
     @property
     def perfect_shield_frames(self) -> int:
@@ -144,7 +142,10 @@ def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | 
 
 def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> CpuDecision:
     """Marth's controller this frame from the fight's CPU object (after :func:`count_down`)."""
-    return consts.player.control(state, consts.table, seed, EDGE)
+    player = consts.player
+    if player is None:  # a FightConsts made by hand, without build()
+        player = MeleeCpu(consts.melee_levels) if consts.cpu == "melee" else DesignedCpu(consts.levels)
+    return player.control(state, consts.table, seed, EDGE)
 
 
 def fight_frame_fox(state: EnvState, fox: tuple[Tensor, ...], consts: FightConsts, seed: int | Tensor,
