@@ -2,7 +2,8 @@
 
 :mod:`.designed` (``cpu = "designed"``) is a design whose per-level values are guesses. This CPU follows the
 game's instead. Its rules live in :mod:`.melee_move`, :mod:`.melee_defend` and :mod:`.melee_attack`, its numbers in
-:mod:`.melee_data`; :class:`MeleeCpu` is the CPU as an object, :func:`control` the frame's pads. Its sources, cited beside each rule below as ``[D fn]`` or ``[W page]``:
+:mod:`.melee_data`; :class:`MeleeCpu` is the CPU as an object, :func:`control` the frame's pads. Its sources,
+cited beside each rule below as ``[D fn]`` or ``[W page]``:
 
 * **[D]** doldecomp/melee (snapshot e7844caa6): ``src/melee/ft/chara/ftCommon/ftCo_0A01.c`` (the CPU's
   behaviour dispatcher, movement, recovery, DI, ledge, defence gate), ``src/melee/ft/ftcpuattack.c``
