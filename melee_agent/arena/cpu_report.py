@@ -33,7 +33,7 @@ from melee_agent.arena import Arena
 from melee_agent.arena.env_state import AGENT, CPU, with_player
 from melee_agent.arena.fight.fighter import rows_of
 from melee_agent.arena.fight.frame import EDGE, PERFECT_SHIELD_FRAMES, fight_frame_fox
-from melee_agent.arena.fight.melee_cpu import ATTACK, DASH_GRAB, NONE
+from melee_agent.arena.cpu.melee_data import ATTACK, DASH_GRAB, NONE
 from melee_agent.arena.fight.moves import NUM_SLOTS, Slot
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import pytest
 import torch
 from melee.enums import Action
 
-from melee_agent.arena.fight import marth_cpu
+from melee_agent.arena.cpu import designed as marth_cpu
 from melee_agent.arena.fight.moves import Slot
 from tests.fight_kit import AGENT, CPU, EDGE, fight, place, slot_of
 

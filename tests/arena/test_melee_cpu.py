@@ -32,6 +32,12 @@ def _fox_in(env: Arena, slot: int, frame: int, x: float = 0.0, facing: float = 1
           busy_left=float(T.length[r]) - frame, action=float(T.action[r]))
 
 
+def _set_x80(env: Arena, value) -> None:
+    """The melee CPU's own counter x80 (it counts up by one on the next frame its handler runs)."""
+    fs = env.state.fight
+    env.state = env.state._replace(fight=fs._replace(cpu_x80=torch.zeros_like(fs.cpu_x80) + value))
+
+
 def _levels(n_per: int, levels: tuple[int, ...]) -> torch.Tensor:
     return torch.tensor([lv for lv in levels for _ in range(n_per)], dtype=torch.float32)
 
@@ -60,19 +66,21 @@ def test_the_defence_gate_opens_on_the_documented_share_of_each_120_frames():
     assert d.fight.cpu_plan[0] != melee_cpu.DEFEND_ROLL and d.fight.cpu_plan[1] == melee_cpu.DEFEND_ROLL
 
 
-def test_the_roll_script_raises_the_shield_first_and_a_hit_then_is_a_perfect_shield():
-    # The roll script [D ftCo_800BA160]: an idle frame, then shield pressed (the shield's first frame), then the roll.
+def test_the_roll_script_presses_the_stick_and_r_together_after_one_idle_frame():
+    # The roll script [D ftCo_800BA160 / ftCo_800BA224]: SetLstick 0, ReleaseR, WaitFor 1; SetLstickX 0x7F and PressR,
+    # WaitFor 2; ReleaseR, WaitFor 5 with the stick held. (Until the decompilation was read again the arena pressed the
+    # shield alone on the script's first frame.) Fox's forward smash 22 away: within 30, behind him (-x here).
     env = fight(1, level=9, cpu="melee")
     env.state = with_game(env.state, episode_frame=60.0)
     _fox_in(env, Slot.FSMASH, 14)
     place(env, CPU, position_x=22.0, facing=-1.0)
     presses = []
-    for _ in range(3):
+    for _ in range(9):
         d = _control(env)
-        presses.append((bool(d.pad.shield[0]), float(d.pad.sx[0])))
+        presses.append((bool(d.pad.shield[0]), round(float(d.pad.sx[0]), 3)))
         env.state = env.state._replace(fight=d.fight)
         env.state = count_down(env.state)[0]
-    assert presses[0] == (False, 0.0) and presses[1] == (True, 0.0) and presses[2][0] and presses[2][1] != 0.0
+    assert presses[:8] == [(False, 0.0)] + [(True, -1.0)] * 2 + [(False, -1.0)] * 5, presses
 
 
 @pytest.mark.parametrize("perfect_frames,shield_frame,loses_shield", [(4, 1, False), (4, 4, False), (4, 5, True),
@@ -117,10 +125,11 @@ def test_out_of_shield_level_9_counterattacks_at_once_with_a_shield_grab():
 
 def test_level_9_attacks_sooner_than_level_1():
     # [D ftCo_800B63D8]: the wait before an attack is played: level 1 5-39 frames, level 9 none; and level 1
-    # starts attacks only on 119 of each 300 frames [D ftCo_800B885C] (here: inside that part).
+    # starts attacks only on 119 of each 300 counts of its x80 [D ftCo_800B885C] (here: inside that part).
     n = 32
     env = fight(2 * n, level=9, cpu="melee")
     env.state = with_game(env.state, cpu_level=_levels(n, (1, 9)), episode_frame=200.0)
+    _set_x80(env, 199.0)
     place(env, AGENT, position_x=0.0, facing=1.0)
     place(env, CPU, position_x=12.0, facing=-1.0)
     T = env._consts.fight.table
@@ -274,20 +283,32 @@ def test_far_away_it_walks_in_at_every_level_never_a_dash(level):
     assert float(Action.DASHING.value) not in actions and float(Action.RUNNING.value) not in actions, actions
 
 
-def test_with_fox_behind_him_he_turns_for_13_frames_choosing_nothing():
-    # ftCo_CpuTurnAround: stick neutral, WaitFor 1, stick 80 of 127 back, WaitFor 1, WaitFor 10; the handlers run
-    # again only after the script [D ftCo_800B2790]. Fox stands 20 behind a level-9 Marth, in his jab's reach once
-    # he has turned: for 13 frames no attack, then the jab (the closest entry) may start.
+def test_with_fox_behind_him_he_turns_and_attacks_once_his_facing_has_flipped():
+    # ftCo_CpuTurnAround: stick neutral, WaitFor 1, stick 80 of 127 back, WaitFor 1, WaitFor 10. The dispatcher
+    # (ftCo_800ADE48) runs every frame, script or not, and its attack check (ftCo_800B8A9C) tests boxes in Marth's
+    # facing: once the turn has flipped it, the jab's box holds Fox 12 behind where he started and the attack replaces
+    # the script. (Until the decompilation was read again the arena chose nothing for all 13 frames of the turn.)
     env = fight(1, level=9, cpu="melee")
     env.state = with_game(env.state, episode_frame=0.0)
     place(env, AGENT, position_x=-12.0, facing=1.0)
     place(env, CPU, position_x=0.0, facing=1.0)
-    pads = _play_fox_standing(env, melee_cpu.TURN_FRAMES)
-    sx = [round(float(p[0][0]) * 127) for p in pads]
-    assert sx == [0] + [-80] * (melee_cpu.TURN_FRAMES - 1), sx
-    assert float(env.state.players.facing[0, CPU]) == -1.0
-    assert int(env.state.players.move[0, CPU]) < 0  # no attack during the script
-    assert int(env.state.fight.cpu_plan[0]) == int(melee_cpu.NONE)
+    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
+    z, no = torch.zeros(1), torch.zeros(1, dtype=torch.bool)
+    c = env._consts
+    sticks, facing, attack_at = [], [], None
+    with torch.inference_mode():
+        for i in range(melee_cpu.TURN_FRAMES):
+            facing.append(float(env.state.players.facing[0, CPU]))
+            res, p = fight_frame_fox(env.state, (no, no, no, no, no, z, z), c.fight, c.seed, c.spawn_x)
+            env.state = res.state
+            sticks.append(round(float(p.sx[0, CPU]) * 127))
+            if int(env.state.players.move[0, CPU]) >= 0:
+                attack_at = i
+                break
+    assert sticks[0] == 0 and set(sticks[1:-1]) == {-80}, sticks  # the script's stick until the attack
+    assert attack_at is not None and attack_at < melee_cpu.TURN_FRAMES - 1, sticks
+    assert facing[attack_at] == -1.0 and facing[0] == 1.0, facing  # chosen on a frame that began facing Fox
+    assert rows_of(env.state.players.move)[0, CPU] == row(CPU, Slot.JAB1)
 
 
 def test_the_stick_walks_up_by_the_levels_step_to_its_clamp():
@@ -322,61 +343,21 @@ def _jab_on_shield(n: int, shield_frame: torch.Tensor) -> Arena:
     return env
 
 
-def _first_frame_marth_can_act(shield_frame: torch.Tensor, frames: int) -> torch.Tensor:
-    """``[n]``: the first frame at which a press of Z by Marth's own controller (the shield held until then) starts his
-    grab: env ``j`` of each shield frame presses on frame ``j`` only; the earliest press that starts it at once."""
-    from melee_agent.arena.fight.frame import count_down  # noqa: PLC0415
-    n = shield_frame.shape[0]
-    env = _jab_on_shield(n * frames, shield_frame.repeat_interleave(frames))
-    T, c = env._consts.fight.table, env._consts.fight
-    press_at = torch.arange(frames).repeat(n).float()
-    started = torch.full((n * frames,), -1.0)
-    for i in range(frames):
-        state, frozen = count_down(env.state)
-        p = pad(n * frames, marth={"shield": 1})
-        p = p._replace(z=torch.stack((torch.zeros(n * frames, dtype=torch.bool), press_at == i), 1))
-        env.state = play(state, p, frozen, T, env._consts.spawn_x, None, c.perfect_shield_frames).state
-        grab = rows_of(env.state.players.move)[:, CPU] == row(CPU, Slot.GRAB)
-        started = torch.where((started < 0) & grab, float(i), started)
-    works = (started == press_at) & (press_at > 0)  # frame 0 would grab before the jab lands: not out of shield
-    return torch.where(works, press_at, float(frames)).view(n, frames).min(1).values
-
-
-def test_a_jab_on_a_level_9_shield_is_perfect_on_its_first_4_frames_then_punished_the_first_frame_he_can_act():
-    # The issue's scripted situation, the whole frame function playing Marth. Fox's jab starts beside a level-9 Marth
-    # whose shield is up; its first hitbox, out a frame ago, falls short, so the CPU sees it ([D ftCo_800BB104]) and
-    # keeps its shield ([D ftCo_800B9F90]: PressR, at level 9 with no wait); the next hitbox meets the shield on its
-    # frame k = 1..8 (one game each): a perfect shield on frames 1-4 ([W-PS]: no shield damage), a normal one after.
-    # Then the attack list picks a move with no wait ([D ftCo_800B4AB0, ftCo_800B63D8]) and the script is pressed the
-    # frame it is written ([D ftCo_800B3900]), so Z in shield starts his grab on the first frame Marth's own controller
-    # could ([W-AI]: "counterattack the frame they can act"), and Fox ends up held.
-    from melee_agent.arena.fight.frame import fight_frame_fox  # noqa: PLC0415
-    frames = 16
-    k = torch.arange(1.0, 9.0)
-    n = k.shape[0]
-    can_act = _first_frame_marth_can_act(k, frames)
-    assert ((can_act > 0) & (can_act < frames)).all(), can_act
-    env = _jab_on_shield(n, k)
-    c = env._consts
-    z, no = torch.zeros(n), torch.zeros(n, dtype=torch.bool)
-    before = env.state.players.shield_strength[:, CPU].clone()
-    grab_at = torch.full((n,), -1.0)
-    held = torch.zeros(n, dtype=torch.bool)
-    with torch.inference_mode():
-        for i in range(frames + 12):
-            res, _ = fight_frame_fox(env.state, (no, no, no, no, no, z, z), c.fight, c.seed, c.spawn_x)
-            env.state = res.state
-            ps = env.state.players
-            if i == 0:  # the jab met the shield on frame k: hitlag, no damage, still shielding
-                assert (env.state.fight.hitlag_left[:, CPU] > 0).all() and (res.damage[:, CPU] == 0).all()
-                assert (ps.action[:, CPU] == SHIELD).all() and ps.action_frame[:, CPU].tolist() == k.tolist()
-                lost = before - ps.shield_strength[:, CPU]
-                assert (lost < 1.0).tolist() == [f <= 4 for f in range(1, 9)], lost  # under 1: the hold's own decay
-            m = rows_of(ps.move)[:, CPU]
-            grab_at = torch.where((grab_at < 0) & (m == row(CPU, Slot.GRAB)), float(i), grab_at)
-            held = held | (m == row(CPU, Slot.GRAB_HOLD))
-    assert grab_at.tolist() == can_act.tolist(), (grab_at, can_act)
-    assert held.all(), held
+def test_a_fox_hitbox_seen_while_marth_shields_starts_the_roll_script_with_stick_and_r_on_one_frame():
+    # [D ftCo_800BA9A0]: in Guard (motion 0xB3, not 0xB2 GuardOn) a fighter's hitbox goes to inline2, the roll script
+    # (ftCo_800BA160 / ftCo_800BA224), not to ftCo_800B9F90's held shield (an item's hitbox, or GuardOn). Fox's jab one
+    # frame in beside a level-9 Marth whose shield has been up 4 frames: its first hitbox, out a frame ago, is seen.
+    # Frame 0: stick neutral and R released; frame 1: the stick toward Fox (within 30: behind him) and R together.
+    # (Until the decompilation was read again the arena kept the shield up here: PressR with no wait.)
+    env = _jab_on_shield(1, torch.tensor([4.0]))
+    env.state = count_down(env.state)[0]  # the frame begins (as the frame function: the CPU reads it after this)
+    assert melee_cpu._threat(env.state, env._consts.fight.table).tolist() == [True]
+    pads = []
+    for _ in range(3):
+        d = _control(env)
+        pads.append((bool(d.pad.shield[0]), round(float(d.pad.sx[0]), 3)))
+        env.state = count_down(env.state._replace(fight=d.fight))[0]
+    assert pads == [(False, 0.0), (True, -1.0), (True, -1.0)], pads
 
 
 @pytest.mark.slow

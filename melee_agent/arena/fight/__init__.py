@@ -1,7 +1,7 @@
 """The fight mechanics (``Arena(game="fight")``): Fox and Marth in whole games of Melee.
 
 One controller-driven state machine plays both fighters on ``[B, 2]`` tensors: Fox reads the
-agent's controller state, Marth reads the one his CPU (:mod:`.marth_cpu`) writes each frame.
+agent's controller state, Marth reads the one his CPU (:mod:`melee_agent.arena.cpu`) writes each frame.
 
 * :mod:`.moves` -- the move table (every timed action of both characters, per frame and hitbox
   slot) built from ``arena/gamedata`` and libmelee's ``framedata.csv``;
@@ -12,8 +12,8 @@ agent's controller state, Marth reads the one his CPU (:mod:`.marth_cpu`) writes
   walls, ledge catching;
 * :mod:`.hits` -- hitboxes against hurtboxes, knockback, hitlag, hitstun, DI, shields, grabs,
   pummels and throws;
-* :mod:`.marth_cpu` -- the designed CPU that plays Marth at levels 1-9 (``cpu = "designed"``, the default);
-* :mod:`.melee_cpu` -- Melee's own CPU for Marth (``cpu = "melee"``: the decompilation's and SmashWiki's rules);
+* :mod:`melee_agent.arena.cpu` -- the CPUs that play Marth (``melee``: the game's own; ``designed``: the earlier
+  design); ``marth_cpu`` and ``melee_cpu`` here re-export them;
 * :mod:`.frame` -- one fight frame, in that order.
 
 The dodging game (``game="dodge"``) does not use any of this: its frame is

@@ -16,7 +16,10 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena.env_state import CPU, EnvState, PlayerState, contiguous
-from melee_agent.arena.fight import fighter, hits, marth_cpu, melee_cpu, pads, physics
+from melee_agent.arena.cpu import CPUS, Cpu, CpuDecision, check_cpu
+from melee_agent.arena.cpu.designed import DesignedCpu, FightLevels
+from melee_agent.arena.cpu.melee import MeleeCpu, MeleeLevels
+from melee_agent.arena.fight import fighter, hits, pads, physics
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
 from melee_agent.arena.fight.moves import FightTable, Slot, build_table
@@ -34,8 +37,6 @@ SHIELD_REGEN = 0.07  # SmashWiki shield: +0.07 per frame while not held
 #: shield damage): a hit on the shield's frames 1-4. Played with ``cpu = "melee"`` only (``designed`` keeps
 #: the earlier rules, so its games replay as they were).
 PERFECT_SHIELD_FRAMES = 4
-#: The fight CPUs: ``designed`` (:mod:`.marth_cpu`) and ``melee`` (:mod:`.melee_cpu`, the game's own AI).
-CPUS = ("designed", "melee")
 
 
 @dataclass(frozen=True)
@@ -43,25 +44,21 @@ class FightConsts:
     """What a fight frame needs besides the state, built once per arena."""
 
     table: FightTable
-    levels: marth_cpu.FightLevels
-    melee_levels: melee_cpu.MeleeLevels
+    levels: FightLevels
+    melee_levels: MeleeLevels
     cpu: str = "designed"  # which CPU plays Marth (one of CPUS)
+    player: Cpu | None = None  # that CPU as an object (:mod:`melee_agent.arena.cpu`), built once with the tables
 
     @classmethod
     def build(cls, device: torch.device, num_envs: int, cpu: str = "designed") -> FightConsts:
-        return cls(build_table(device, num_envs), marth_cpu.FightLevels.build(device),
-                   melee_cpu.MeleeLevels.build(device), check_cpu(cpu))
+        levels, melee_levels = FightLevels.build(device), MeleeLevels.build(device)
+        player = MeleeCpu(melee_levels) if check_cpu(cpu) == "melee" else DesignedCpu(levels)
+        return cls(build_table(device, num_envs), levels, melee_levels, cpu, player)
 
     @property
     def perfect_shield_frames(self) -> int:
         """The perfect-shield window this fight plays (0: none, the designed CPU's rules)."""
         return PERFECT_SHIELD_FRAMES if self.cpu == "melee" else 0
-
-
-def check_cpu(cpu: str) -> str:
-    if cpu not in CPUS:
-        raise ValueError(f"unknown cpu {cpu!r}; known: {', '.join(CPUS)}")
-    return cpu
 
 
 def count_down(state: EnvState) -> tuple[EnvState, Tensor]:
@@ -98,6 +95,12 @@ def _landed_clears_credit(ps: PlayerState, fs: FightState) -> FightState:
     return fs._replace(ko_credit=torch.where(landed, -1.0, fs.ko_credit))
 
 
+def _moved(before: PlayerState, after: PlayerState, fs: FightState, ko: Tensor) -> FightState:
+    """Each fighter's position change this frame (``pos_delta``, what Melee's CPU predicts with); 0 on a KO."""
+    return fs._replace(pos_dx=torch.where(ko, 0.0, after.position_x - before.position_x),
+                       pos_dy=torch.where(ko, 0.0, after.position_y - before.position_y))
+
+
 def beyond(ps: PlayerState) -> Tensor:
     """``[B, 2]``: past a blast zone."""
     x, y = ps.position_x, ps.position_y
@@ -120,7 +123,7 @@ def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: T
     ps = set_free(ps, ko, STANDING)
     fresh = fs.fresh()
     keep = ("stale", "a_held", "b_held", "z_held", "shield_held", "stick_x_prev", "stick_y_prev", "cpu_plan", "cpu_timer",
-            "ko_cause")
+            "ko_cause", "cpu_x80")
     melee = ("cpu_act", "cpu_wait", "cpu_count")  # [B]: the melee CPU's memory, cleared when Marth is KO'd
     fs = fs._replace(**{k: torch.where(ko, getattr(fresh, k), getattr(fs, k)) for k in fs._fields
                         if k not in keep and k not in melee})
@@ -137,11 +140,12 @@ def fight_frame(state: EnvState, ctrl: Tensor, consts: FightConsts, seed: int | 
     return fight_frame_fox(state, fighter.agent_pad(ctrl), consts, seed, spawn_x, other)[0]
 
 
-def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> marth_cpu.CpuDecision:
-    """Marth's controller this frame from the fight's CPU (after :func:`count_down`)."""
-    if consts.cpu == "melee":
-        return melee_cpu.control(state, consts.table, consts.melee_levels, seed, EDGE)
-    return marth_cpu.control(state, consts.table, consts.levels, seed, EDGE)
+def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> CpuDecision:
+    """Marth's controller this frame from the fight's CPU object (after :func:`count_down`)."""
+    player = consts.player
+    if player is None:  # a FightConsts made by hand, without build()
+        player = MeleeCpu(consts.melee_levels) if consts.cpu == "melee" else DesignedCpu(consts.levels)
+    return player.control(state, consts.table, seed, EDGE)
 
 
 def fight_frame_fox(state: EnvState, fox: tuple[Tensor, ...], consts: FightConsts, seed: int | Tensor,
@@ -180,9 +184,10 @@ def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tens
     ps = _shields(ps, T)
     fs = _landed_clears_credit(ps, fs)
     ps, fs, ko = _blast_zones(ps, fs, spawn_x, torch.zeros_like(frozen) if was_beyond is None else was_beyond)
+    fs = _moved(state.players, ps, fs, ko)
     return FrameResult(state._replace(players=contiguous(ps), fight=FightState(*(t.contiguous() for t in fs))),
                        damage, ko)
 
 
 __all__ = ["fight_frame", "fight_frame_fox", "fight_frame_pads", "cpu_control", "play", "count_down", "FightConsts",
-           "EDGE", "CPU", "CPUS"]
+           "EDGE", "CPU", "CPUS", "check_cpu"]

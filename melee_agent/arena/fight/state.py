@@ -83,6 +83,14 @@ class FightState(NamedTuple):
     """[B] the melee CPU's frames left to wait before it plays that choice (or keeps its shield)."""
     cpu_count: Tensor
     """[B] the melee CPU's pummels in the current grab."""
+    pos_dx: Tensor
+    """Each fighter's position change over the last frame (the game's ``pos_delta.x``, what Melee's CPU predicts
+    with: doldecomp/melee ``ftCo_800B4AB0``); 0 on a KO."""
+    pos_dy: Tensor
+    """The same for y."""
+    cpu_x80: Tensor
+    """[B] the melee CPU's own counter ``x80``: one up on each frame its handler runs, i.e. with no command script
+    running (doldecomp/melee ``ftCo_800B2790``); its attack gates read it (``ftCo_800B885C``, ``ftCo_800B4AB0``)."""
 
     @classmethod
     def zeros(cls, num_envs: int, device: torch.device) -> FightState:
