@@ -33,6 +33,7 @@ from melee_agent.config import Config, save_resolved_config
 from melee_agent.rl.learner import Learner
 from melee_agent.config import ManagerConfig, ReplayConfig
 from melee_agent.rl.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
+from melee_agent.rl.seeds import derive
 from melee_agent.io.wire import Experience
 from melee_agent.manager.checkpoint_contents import Checkpointer
 from melee_agent.manager.ingest import Ingest, NotStored, QueueFull
@@ -49,12 +50,13 @@ TRAIN_CHUNK = 25  # learner steps between looks at the queue
 LOG_EVERY_S = 2.0
 
 
-def make_replay(rc: ReplayConfig, device: torch.device) -> Replay:
+def make_replay(rc: ReplayConfig, device: torch.device, seed: int | None = None) -> Replay:
     """A :class:`~melee_agent.rl.replay.PrioritizedDeviceReplay` when ``rc.prioritized``, else a uniform
-    :class:`~melee_agent.rl.replay.DeviceReplay`; both hold ``rc.capacity`` rows on ``device``."""
+    :class:`~melee_agent.rl.replay.DeviceReplay`; both hold ``rc.capacity`` rows on ``device`` and sample
+    from ``seed`` where given."""
     if rc.prioritized:
-        return PrioritizedDeviceReplay(rc.capacity, device, rc.block_size, alpha=rc.alpha, beta=rc.beta)
-    return DeviceReplay(rc.capacity, device, rc.block_size)
+        return PrioritizedDeviceReplay(rc.capacity, device, rc.block_size, alpha=rc.alpha, beta=rc.beta, seed=seed)
+    return DeviceReplay(rc.capacity, device, rc.block_size, seed=seed)
 
 
 class TrainingThread:
@@ -122,16 +124,23 @@ class TrainingThread:
 
 
 class Trainer:
-    def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False):
+    def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False,
+                 seed: int | None = None):
         self.cfg = cfg
+        #: the run's seed (``train.seed`` unless given): the replay's sampling and the network's first weights
+        #: come from seeds derived from it, and every model file records it
+        self.seed = cfg.train.seed if seed is None else seed
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.device = torch.device(device)
         self.action_set = cfg.env.action_set
         self.num_actions = get_action_set(self.action_set).num_actions
-        self.replay: Replay = make_replay(cfg.replay, self.device)
+        if self.device.type == "cuda":  # a captured step draws its batch from the device's default generator
+            torch.cuda.manual_seed(derive(self.seed, "cuda"))
+        self.replay: Replay = make_replay(cfg.replay, self.device, derive(self.seed, "replay"))
         self.learner = Learner.from_config(self.replay, self.num_actions, self.device, cfg.learner,
-                                           beta_steps=cfg.replay.beta_steps)  # used only with a prioritized replay
+                                           beta_steps=cfg.replay.beta_steps,  # used only with a prioritized replay
+                                           seed=derive(self.seed, "network"))
         if not resume:
             check_run_dir(self.run_dir, resume=False)
         self.ledger = UploadLedger(self.run_dir)
@@ -147,7 +156,7 @@ class Trainer:
                              lambda: self.learner.train_steps, resumed.rows_ingested if resumed else 0)
         self.publisher = Publisher(self.run_dir, self.action_set, keep, self.board,
                                    resumed.next_version if resumed else 0, delay_frames=cfg.env.delay_frames,
-                                   character=cfg.env.characters[0])
+                                   character=cfg.env.characters[0], seed=self.seed)
         self.thread = TrainingThread(cfg.manager, cfg.learner.batch_size, self.learner, self.ingest, self.board,
                                      publish=lambda: self.publisher.publish_next(self.learner),
                                      checkpoint=self.checkpoint, log_status=self.log_status)

@@ -88,10 +88,12 @@ class FusedTrainer:
         self.cfg = cfg
         if cfg.fused.torch_threads > 0:
             torch.set_num_threads(cfg.fused.torch_threads)
-        self.trainer: Trainer = Trainer(cfg, run_dir, device, resume=resume)
+        # The run's seed (train.seed unless given): the arena and the acting player play from it; the replay and
+        # the network from seeds derived from it (the trainer's).
+        self.seed = cfg.train.seed if seed is None else seed
+        self.trainer: Trainer = Trainer(cfg, run_dir, device, resume=resume, seed=self.seed)
         self.learner, self.replay = self.trainer.learner, self.trainer.replay
         envs = fused_envs(cfg)
-        self.seed = seed if seed is not None else int(time.time()) % 100_000
         self.env = make_env(cfg, num_envs=envs, device=device, seed=self.seed)
         if opponents is not None:  # port 1's controllers other than the CPU (arena.ports), before the first reset
             self.env.set_opponents(opponents(self.env))
@@ -172,6 +174,7 @@ class FusedTrainer:
 
     def _train(self, steps: int) -> None:
         m, learner, board = self.cfg.manager, self.learner, self.trainer.board
+        k = self.cfg.fused.act_refresh_steps
         for _ in range(steps):
             metrics = learner.step()
             step = learner.train_steps
@@ -181,10 +184,9 @@ class FusedTrainer:
                 self.trainer.publisher.publish_next(learner)
             if step % m.checkpoint_every == 0:
                 self.trainer.checkpoint()
+            if k and step - self._refreshed_at >= k:  # after every step: the copy is never K steps behind
+                self.refresh_actor()
         self.trainer.thread.rate.add(steps)
-        k = self.cfg.fused.act_refresh_steps
-        if k and learner.train_steps - self._refreshed_at >= k:
-            self.refresh_actor()
 
     def refresh_actor(self) -> None:
         """The acting network takes the online network's weights (nothing to copy when it acts with the online one)."""
