@@ -43,7 +43,8 @@ from melee_agent.manager.publisher import PublishedModel, Publisher
 from melee_agent.manager.resume import check_run_dir, resume as resume_run
 from melee_agent.manager.status import ManagerStatus
 
-__all__ = ["NotStored", "PublishedModel", "QueueFull", "Trainer", "TrainingThread", "check_run_dir", "make_replay"]
+__all__ = ["NotStored", "PublishedModel", "QueueFull", "TrainSteps", "Trainer", "TrainingThread", "check_run_dir",
+           "make_replay"]
 
 log = logging.getLogger("melee_agent.manager")
 TRAIN_CHUNK = 25  # learner steps between looks at the queue
@@ -59,12 +60,45 @@ def make_replay(rc: ReplayConfig, device: torch.device, seed: int | None = None)
     return DeviceReplay(rc.capacity, device, rc.block_size, seed=seed)
 
 
+class TrainSteps:
+    """The train-step loop, the one both the manager's training thread and the fused loop
+    (:mod:`melee_agent.run.fused`) run: each step's metrics to TensorBoard, a published model every
+    ``publish_every`` steps, a checkpoint every ``checkpoint_every``; ``rate`` counts the steps per second."""
+
+    def __init__(self, m: ManagerConfig, learner: Learner, board: Board, publish: Callable[[], None],
+                 checkpoint: Callable[[], None]):
+        self.publish_every, self.checkpoint_every = m.publish_every, m.checkpoint_every
+        self.learner, self.board, self.publish, self.checkpoint = learner, board, publish, checkpoint
+        self.rate = Rate()
+
+    def take(self, n: int, after: Callable[[int], None] | None = None, more: Callable[[], bool] | None = None) -> int:
+        """Up to ``n`` train steps: ``after(step)`` follows each (the fused loop's actor refresh), and the loop
+        stops early once ``more()`` is false (the manager's burn-in and cap per row). Returns the steps taken."""
+        done = 0
+        for _ in range(n):
+            metrics = self.learner.step()
+            done += 1
+            step = self.learner.train_steps
+            if metrics is not None:
+                self.board.learner(metrics, step)
+            if step % self.publish_every == 0:
+                self.publish()
+            if step % self.checkpoint_every == 0:
+                self.checkpoint()
+            if after is not None:
+                after(step)
+            if more is not None and not more():
+                break
+        self.rate.add(done)
+        return done
+
+
 class TrainingThread:
     def __init__(self, m: ManagerConfig, batch_size: int, learner: Learner, ingest: Ingest, board: Board,
                  publish: Callable[[], None], checkpoint: Callable[[], None], log_status: Callable[[], None]):
         self.m, self.batch_size, self.learner, self.ingest, self.board = m, batch_size, learner, ingest, board
-        self.publish, self.checkpoint, self.log_status = publish, checkpoint, log_status
-        self.rate = Rate()  # learner steps per second
+        self.log_status = log_status
+        self.steps = TrainSteps(m, learner, board, publish, checkpoint)
         self.running = False
         self.error: str | None = None
         self._stop = threading.Event()
@@ -74,21 +108,13 @@ class TrainingThread:
         return (len(self.ingest.replay) >= max(self.m.burn_in, self.batch_size)
                 and self.learner.train_steps < self.m.max_train_per_row * self.ingest.rows_ingested)
 
+    @property
+    def rate(self) -> Rate:
+        """Learner steps per second."""
+        return self.steps.rate
+
     def _train_chunk(self) -> None:
-        done = 0
-        for _ in range(TRAIN_CHUNK):
-            done += 1
-            metrics = self.learner.step()
-            step = self.learner.train_steps
-            if metrics is not None:
-                self.board.learner(metrics, step)
-            if step % self.m.publish_every == 0:
-                self.publish()
-            if step % self.m.checkpoint_every == 0:
-                self.checkpoint()
-            if not self.can_train():
-                break
-        self.rate.add(done)
+        self.steps.take(TRAIN_CHUNK, more=self.can_train)
 
     def _run(self) -> None:
         if self.m.torch_threads > 0:

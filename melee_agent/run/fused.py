@@ -173,20 +173,14 @@ class FusedTrainer:
         self.trainer.ingest.ingest_rate.add(n)
 
     def _train(self, steps: int) -> None:
-        m, learner, board = self.cfg.manager, self.learner, self.trainer.board
+        """The manager's train-step loop (:class:`~melee_agent.manager.trainer.TrainSteps`: log, publish,
+        checkpoint), the acting copy refreshed after every step that makes it K steps old."""
         k = self.cfg.fused.act_refresh_steps
-        for _ in range(steps):
-            metrics = learner.step()
-            step = learner.train_steps
-            if metrics is not None:
-                board.learner(metrics, step)
-            if step % m.publish_every == 0:
-                self.trainer.publisher.publish_next(learner)
-            if step % m.checkpoint_every == 0:
-                self.trainer.checkpoint()
-            if k and step - self._refreshed_at >= k:  # after every step: the copy is never K steps behind
-                self.refresh_actor()
-        self.trainer.thread.rate.add(steps)
+        self.trainer.thread.steps.take(steps, after=self._refresh_due if k else None)
+
+    def _refresh_due(self, step: int) -> None:
+        if step - self._refreshed_at >= self.cfg.fused.act_refresh_steps:  # never K steps behind, within a chunk too
+            self.refresh_actor()
 
     def refresh_actor(self) -> None:
         """The acting network takes the online network's weights (nothing to copy when it acts with the online one)."""
