@@ -38,10 +38,11 @@ class Publisher:
     publish that reached the disk (or, before the first, the one the next publish writes)."""
 
     def __init__(self, run_dir: Path, action_set: str, keep: int, board: Board, version: int = 0,
-                 delay_frames: int = 0, character: str | None = None):
+                 delay_frames: int = 0, character: str | None = None, seed: int | None = None):
         self.run_dir, self.action_set, self.keep, self.board = run_dir, action_set, keep, board
         self.delay_frames = delay_frames  # recorded in every model file: the input delay it trains under
         self.character = character  # recorded in every model file: the character it plays (env.characters[0])
+        self.seed = seed  # recorded in every model file: the run's seed (train.seed)
         self.version = version
         self.model: PublishedModel | None = None
 
@@ -55,7 +56,7 @@ class Publisher:
         """Publish the learner's online network as ``version`` (raises OSError if it cannot be written)."""
         data = model_to_bytes(learner.online, version=self.version, train_step=learner.train_steps,
                               action_set=self.action_set, state_layout=STATE_LAYOUT,
-                              delay_frames=self.delay_frames, character=self.character)
+                              delay_frames=self.delay_frames, character=self.character, seed=self.seed)
         model = PublishedModel(data, self.version, learner.train_steps, hashlib.sha256(data).hexdigest())
         write_published(self.run_dir, data, self.version, self.keep)
         self.model = model

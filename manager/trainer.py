@@ -33,6 +33,7 @@ from melee_agent.config import Config, save_resolved_config
 from melee_agent.rl.learner import Learner
 from melee_agent.config import ManagerConfig, ReplayConfig
 from melee_agent.rl.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
+from melee_agent.rl.seeds import derive
 from melee_agent.io.wire import Experience
 from melee_agent.manager.checkpoint_contents import Checkpointer
 from melee_agent.manager.ingest import Ingest, NotStored, QueueFull
@@ -42,27 +43,62 @@ from melee_agent.manager.publisher import PublishedModel, Publisher
 from melee_agent.manager.resume import check_run_dir, resume as resume_run
 from melee_agent.manager.status import ManagerStatus
 
-__all__ = ["NotStored", "PublishedModel", "QueueFull", "Trainer", "TrainingThread", "check_run_dir", "make_replay"]
+__all__ = ["NotStored", "PublishedModel", "QueueFull", "TrainSteps", "Trainer", "TrainingThread", "check_run_dir",
+           "make_replay"]
 
 log = logging.getLogger("melee_agent.manager")
 TRAIN_CHUNK = 25  # learner steps between looks at the queue
 LOG_EVERY_S = 2.0
 
 
-def make_replay(rc: ReplayConfig, device: torch.device) -> Replay:
+def make_replay(rc: ReplayConfig, device: torch.device, seed: int | None = None) -> Replay:
     """A :class:`~melee_agent.rl.replay.PrioritizedDeviceReplay` when ``rc.prioritized``, else a uniform
-    :class:`~melee_agent.rl.replay.DeviceReplay`; both hold ``rc.capacity`` rows on ``device``."""
+    :class:`~melee_agent.rl.replay.DeviceReplay`; both hold ``rc.capacity`` rows on ``device`` and sample
+    from ``seed`` where given."""
     if rc.prioritized:
-        return PrioritizedDeviceReplay(rc.capacity, device, rc.block_size, alpha=rc.alpha, beta=rc.beta)
-    return DeviceReplay(rc.capacity, device, rc.block_size)
+        return PrioritizedDeviceReplay(rc.capacity, device, rc.block_size, alpha=rc.alpha, beta=rc.beta, seed=seed)
+    return DeviceReplay(rc.capacity, device, rc.block_size, seed=seed)
+
+
+class TrainSteps:
+    """The train-step loop, the one both the manager's training thread and the fused loop
+    (:mod:`melee_agent.run.fused`) run: each step's metrics to TensorBoard, a published model every
+    ``publish_every`` steps, a checkpoint every ``checkpoint_every``; ``rate`` counts the steps per second."""
+
+    def __init__(self, m: ManagerConfig, learner: Learner, board: Board, publish: Callable[[], None],
+                 checkpoint: Callable[[], None]):
+        self.publish_every, self.checkpoint_every = m.publish_every, m.checkpoint_every
+        self.learner, self.board, self.publish, self.checkpoint = learner, board, publish, checkpoint
+        self.rate = Rate()
+
+    def take(self, n: int, after: Callable[[int], None] | None = None, more: Callable[[], bool] | None = None) -> int:
+        """Up to ``n`` train steps: ``after(step)`` follows each (the fused loop's actor refresh), and the loop
+        stops early once ``more()`` is false (the manager's burn-in and cap per row). Returns the steps taken."""
+        done = 0
+        for _ in range(n):
+            metrics = self.learner.step()
+            done += 1
+            step = self.learner.train_steps
+            if metrics is not None:
+                self.board.learner(metrics, step)
+            if step % self.publish_every == 0:
+                self.publish()
+            if step % self.checkpoint_every == 0:
+                self.checkpoint()
+            if after is not None:
+                after(step)
+            if more is not None and not more():
+                break
+        self.rate.add(done)
+        return done
 
 
 class TrainingThread:
     def __init__(self, m: ManagerConfig, batch_size: int, learner: Learner, ingest: Ingest, board: Board,
                  publish: Callable[[], None], checkpoint: Callable[[], None], log_status: Callable[[], None]):
         self.m, self.batch_size, self.learner, self.ingest, self.board = m, batch_size, learner, ingest, board
-        self.publish, self.checkpoint, self.log_status = publish, checkpoint, log_status
-        self.rate = Rate()  # learner steps per second
+        self.log_status = log_status
+        self.steps = TrainSteps(m, learner, board, publish, checkpoint)
         self.running = False
         self.error: str | None = None
         self._stop = threading.Event()
@@ -72,21 +108,13 @@ class TrainingThread:
         return (len(self.ingest.replay) >= max(self.m.burn_in, self.batch_size)
                 and self.learner.train_steps < self.m.max_train_per_row * self.ingest.rows_ingested)
 
+    @property
+    def rate(self) -> Rate:
+        """Learner steps per second."""
+        return self.steps.rate
+
     def _train_chunk(self) -> None:
-        done = 0
-        for _ in range(TRAIN_CHUNK):
-            done += 1
-            metrics = self.learner.step()
-            step = self.learner.train_steps
-            if metrics is not None:
-                self.board.learner(metrics, step)
-            if step % self.m.publish_every == 0:
-                self.publish()
-            if step % self.m.checkpoint_every == 0:
-                self.checkpoint()
-            if not self.can_train():
-                break
-        self.rate.add(done)
+        self.steps.take(TRAIN_CHUNK, more=self.can_train)
 
     def _run(self) -> None:
         if self.m.torch_threads > 0:
@@ -122,16 +150,23 @@ class TrainingThread:
 
 
 class Trainer:
-    def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False):
+    def __init__(self, cfg: Config, run_dir: str | Path, device: str = "cpu", resume: bool = False,
+                 seed: int | None = None):
         self.cfg = cfg
+        #: the run's seed (``train.seed`` unless given): the replay's sampling and the network's first weights
+        #: come from seeds derived from it, and every model file records it
+        self.seed = cfg.train.seed if seed is None else seed
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.device = torch.device(device)
         self.action_set = cfg.env.action_set
         self.num_actions = get_action_set(self.action_set).num_actions
-        self.replay: Replay = make_replay(cfg.replay, self.device)
+        if self.device.type == "cuda":  # a captured step draws its batch from the device's default generator
+            torch.cuda.manual_seed(derive(self.seed, "cuda"))
+        self.replay: Replay = make_replay(cfg.replay, self.device, derive(self.seed, "replay"))
         self.learner = Learner.from_config(self.replay, self.num_actions, self.device, cfg.learner,
-                                           beta_steps=cfg.replay.beta_steps)  # used only with a prioritized replay
+                                           beta_steps=cfg.replay.beta_steps,  # used only with a prioritized replay
+                                           seed=derive(self.seed, "network"))
         if not resume:
             check_run_dir(self.run_dir, resume=False)
         self.ledger = UploadLedger(self.run_dir)
@@ -147,7 +182,7 @@ class Trainer:
                              lambda: self.learner.train_steps, resumed.rows_ingested if resumed else 0)
         self.publisher = Publisher(self.run_dir, self.action_set, keep, self.board,
                                    resumed.next_version if resumed else 0, delay_frames=cfg.env.delay_frames,
-                                   character=cfg.env.characters[0])
+                                   character=cfg.env.characters[0], seed=self.seed)
         self.thread = TrainingThread(cfg.manager, cfg.learner.batch_size, self.learner, self.ingest, self.board,
                                      publish=lambda: self.publisher.publish_next(self.learner),
                                      checkpoint=self.checkpoint, log_status=self.log_status)

@@ -157,6 +157,16 @@ class TrainConfig:
     # `train --fused`: the arena, acting, n-step rows, the device replay and the learner in one process on
     # one device (the [fused] section), instead of a manager process and worker processes.
     fused: bool = False
+    # The run's seed (`train --seed`): the arena plays from it, and the replay's sampling, the networks' first
+    # weights, each worker's and the league's generators from seeds derived from it (melee_agent/rl/seeds.py).
+    # Also in eval.json's "training" and every model file. docs/training.md "Reproducing a run" says what
+    # stays nondeterministic.
+    seed: int = 0
+    # Fused runs only: when > 0, train for exactly this many chunks of fused.chunk_frames frames (a league's
+    # rounds) instead of `minutes` of wall time, with a periodic check every eval_every_chunks chunks. A count
+    # of work, not of time: two runs from one seed then train the same steps and check the same models.
+    chunks: int = 0
+    eval_every_chunks: int = 0
 
 
 @dataclass
@@ -394,6 +404,7 @@ def check_dolphin_config(d: DolphinConfig, origin: str = "config") -> None:
 
 _POSITIVE, _AT_LEAST_1, _AT_LEAST_0 = "a positive number", "an integer of at least 1", "0 or more"
 _FRACTION = "a number from 0 to 1"
+_SEED = "an integer from 0 to 2^62"
 _LEVEL, _LEVELS, _PORT, _WEIGHTS = "a CPU level 1-9", "CPU levels 1-9", "a port 0-65535", "weights of 0 or more"
 #: The values each setting can take, where not every value of its type can work (a zero batch, a NaN rate).
 #: Checked once the file and the overrides are applied, so a run never starts on one it would fail with later.
@@ -414,7 +425,8 @@ RANGES: dict[str, str] = {
     "manager.max_upload_rows": _AT_LEAST_1, "manager.checkpoint_every": _AT_LEAST_1,
     "manager.keep_checkpoints": _AT_LEAST_1, "manager.torch_threads": _AT_LEAST_0,
     "train.minutes": _POSITIVE, "train.workers": _AT_LEAST_1, "train.eval_every_minutes": _POSITIVE,
-    "train.eval_episodes": _AT_LEAST_1, "train.progress_eval_episodes": _AT_LEAST_1,
+    "train.eval_episodes": _AT_LEAST_1, "train.progress_eval_episodes": _AT_LEAST_1, "train.seed": _SEED,
+    "train.chunks": _AT_LEAST_0, "train.eval_every_chunks": _AT_LEAST_0,
     "fused.envs": _AT_LEAST_0, "fused.replay_ratio": _POSITIVE, "fused.chunk_frames": _AT_LEAST_1,
     "fused.act_refresh_steps": _AT_LEAST_0, "fused.torch_threads": _AT_LEAST_0,
     "train.final_games_per_level": _AT_LEAST_1, "train.final_games_level_9": _AT_LEAST_0, "train.eval_envs": _AT_LEAST_1,
@@ -433,7 +445,7 @@ _ONE_VALUE = {
     _POSITIVE: lambda v: math.isfinite(v) and v > 0, _AT_LEAST_1: lambda v: math.isfinite(v) and v >= 1,
     _AT_LEAST_0: lambda v: math.isfinite(v) and v >= 0, _FRACTION: lambda v: 0 <= v <= 1,
     _LEVEL: lambda v: 1 <= v <= 9, _LEVELS: lambda v: 1 <= v <= 9, _PORT: lambda v: 0 <= v <= 65535,
-    _WEIGHTS: lambda v: math.isfinite(v) and v >= 0,
+    _WEIGHTS: lambda v: math.isfinite(v) and v >= 0, _SEED: lambda v: 0 <= v <= 2**62,  # rl/seeds.py MAX_SEED
 }
 
 

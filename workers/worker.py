@@ -40,6 +40,7 @@ from melee_agent.workers.backoff import Backoff
 from melee_agent.workers.client import ManagerClient, ManagerError, ManagerRefused, ManagerUnavailable
 from melee_agent.workers.spool import Spool
 from melee_agent.workers.play import SegmentPlayer, ape_x_epsilon, env_epsilons
+from melee_agent.rl.seeds import derive
 
 log = logging.getLogger("melee_agent.worker")
 
@@ -260,7 +261,8 @@ class Worker:
             return 0
         self.backoff.succeeded()
         envs = s.envs if s.envs is not None else (1 if cfg.env.env == "dolphin" else cfg.worker.envs)
-        seed = s.seed if s.seed is not None else 1_000 * (s.index + 1) + int(time.time()) % 1_000
+        # Each worker's arena and exploration from its own seed, derived from the run's (train.seed) and its index.
+        seed = s.seed if s.seed is not None else derive(cfg.train.seed, "worker", s.index)
         env = make_env(cfg, num_envs=envs, device=s.device, seed=seed)
         epsilon: float | torch.Tensor = self.epsilon
         if cfg.worker.epsilon_per_env and envs > 1:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from melee_agent.cli import flags
+
 from melee_agent.io.files import atomic_write_json
 
 
@@ -19,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--level", type=int, default=9, choices=range(1, 10), metavar="L", help="CPU level 1-9 (default 9)")
     p.add_argument("--envs", type=int, default=32, help="games per scenario, played side by side (default 32)")
     p.add_argument("--frames", type=int, default=600, help="frames per scenario (default 600: ten seconds)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=flags.seed, default=0, help="the seed its games play from (default: %(default)s)")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the figures here")
     p.set_defaults(func=run)

@@ -207,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
         per_level_bars(docs, f"{args.policy} vs {cfg.env.env} CPU: {label} per level", plot, key=key)
         out["plot"] = plot
         print(f"plot written to {plot}")
+    out["seed"] = args.seed  # the arenas' and the policy's: the same seed plays the same games
     if replays is not None:
         out["replays"] = str(replays)
         print(f"Slippi replays of the games in {replays} (open them in Slippi Launcher)")

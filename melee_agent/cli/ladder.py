@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from melee_agent.cli import flags
+
 from melee_agent.io.files import atomic_write_json
 
 
@@ -21,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--clock-frames", type=int, default=0,
                    help="each game's clock in frames (0: Melee's 8:00); at time stocks, then percent, decide")
     p.add_argument("--action-set", default="fight", help="the models' action set (default fight)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=flags.seed, default=0, help="the seed its games play from (default: %(default)s)")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the records and ratings here")
     p.add_argument("--plot", default=None, metavar="FILE", help="also draw the ratings here (PNG)")

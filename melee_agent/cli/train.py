@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="arena, replay and learner in this one process on one device (train.fused; the [fused] "
                         "settings), instead of a manager and worker processes")
     p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its newest checkpoint")
+    p.add_argument("--seed", type=flags.seed, default=None,
+                   help="the run's seed (train.seed; default: the config's, 0): the arena, the replay's sampling, the "
+                        "network's first weights and every worker's and the league's generators derive from it")
     p.set_defaults(func=run)
 
 
@@ -48,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if args.fused:
         cfg.train.fused = True
+    if args.seed is not None:
+        cfg.train.seed = args.seed
     if cfg.train.check_device and (why := flags.missing_device(cfg.train.check_device, "train.check_device")):
         raise ValueError(why)  # before the manager starts, not at the first check
     run = TrainingRun(cfg, run_dir=args.run_dir, minutes=args.minutes, workers=args.workers,

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--spool-dir", default=None, metavar="DIR",
                    help="keep batches here until the manager takes them; a worker restarted on the same DIR "
                         "sends what its predecessor left (default: a temporary folder)")
-    p.add_argument("--seed", type=flags.seed, default=None, help="environment seed (default: from the index and clock)")
+    p.add_argument("--seed", type=flags.seed, default=None, help="environment seed (default: derived from the config's train.seed and --worker-index)")
     p.set_defaults(func=run)
 
 

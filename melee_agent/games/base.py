@@ -19,6 +19,11 @@ if TYPE_CHECKING:
 
 #: The final report plays every level, whatever the run trained against.
 REPORT_LEVELS = tuple(range(1, 10))
+#: The seeds of the final report's games: fixed, whatever ``train.seed`` is, so every run's report plays the same
+#: games, and the model and each baseline play the same games too (paired comparisons).
+REPORT_SEED = 777
+CHECK_SEED = 12_345  # the periodic checks (the learning curve) and the last model's check
+LEVEL_9_SEED = 999  # the model's extra games at level 9 (fights)
 
 
 class FinalReportRun(Protocol):
@@ -42,7 +47,7 @@ class FinalReportRun(Protocol):
 
     def play(self, data: bytes, episodes: int, levels: tuple[int, ...], seed: int) -> ModelCheck: ...
 
-    def baselines(self, episodes: int) -> dict[str, ModelCheck]: ...
+    def baselines(self, episodes: int, seed: int) -> dict[str, ModelCheck]: ...
 
     def report(self, model: ModelCheck, baselines: dict[str, ModelCheck], chosen: ModelCheck, last: ModelCheck,
                level_9: ModelCheck | None = None, action_set: str | None = None,

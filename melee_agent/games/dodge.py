@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from melee_agent.games.base import REPORT_LEVELS, FinalReportRun, Game, pct
+from melee_agent.games.base import REPORT_LEVELS, REPORT_SEED, FinalReportRun, Game, pct
 
 if TYPE_CHECKING:
     import torch
@@ -41,8 +41,8 @@ class Dodge(Game):
                 f"v{last.model_version}, had {last.result.untouched_share:.0%}); evaluating it over {n} new "
                 f"episodes at each CPU level 1-9...")
         per = n * len(REPORT_LEVELS)
-        r = run.play(data, per, REPORT_LEVELS, seed=777)
-        baselines = run.baselines(per)
+        r = run.play(data, per, REPORT_LEVELS, seed=REPORT_SEED)
+        baselines = run.baselines(per, seed=REPORT_SEED)  # the model's games: a paired comparison
         report = run.report(r, baselines, chosen, last)
         run.write(report, {f"{k} ({v.result.untouched_share:.0%}, levels 1-9)": v.result.untouched_share
                            for k, v in baselines.items()},

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from melee_agent.games.base import REPORT_LEVELS, FinalReportRun, Game, pct
+from melee_agent.games.base import LEVEL_9_SEED, REPORT_LEVELS, REPORT_SEED, FinalReportRun, Game, pct
 
 if TYPE_CHECKING:
     import torch
@@ -45,9 +45,9 @@ class Fight(Game):
                 f"games, worst level {pct(c.win_rate_worst_level)}; the last, v{last.model_version}, won "
                 f"{pct(last.result.win_rate)}); playing {n} games at each CPU level 1-9 and {n9} more at level 9...")
         per = n * len(REPORT_LEVELS)
-        r = run.play(data, per, REPORT_LEVELS, seed=777)
-        level_9 = run.play(data, n9, (9,), seed=999) if n9 > 0 else None
-        baselines = run.baselines(per)
+        r = run.play(data, per, REPORT_LEVELS, seed=REPORT_SEED)
+        level_9 = run.play(data, n9, (9,), seed=LEVEL_9_SEED) if n9 > 0 else None
+        baselines = run.baselines(per, seed=REPORT_SEED)  # the model's games: a paired comparison
         report = run.report(r, baselines, chosen, last, level_9=level_9, action_set=run.action_set,
                             delay_frames=run.delay_frames)
         run.write(report, {f"{k} ({pct(v.result.win_rate)}, levels 1-9)": v.result.win_rate or 0.0

@@ -157,7 +157,7 @@ def round_robin(members: list[Member], games: int, action_set: str = "fight", cl
              "path": m.path, "cpu_level": m.level, "elo": round(elo.get(m.name, ratings.ANCHOR), 1)}
             for m in members]
     rows.sort(key=lambda r: -r["elo"])
-    return {"games_per_pair": games, "clock_frames": clock_frames, "action_set": action_set, "ratings": rows,
+    return {"games_per_pair": games, "seed": seed, "clock_frames": clock_frames, "action_set": action_set, "ratings": rows,
             "records": [{"a": a, "b": b, "wins": w, "losses": lo, "draws": d, "by_port": by_port[(a, b)],
                          "at_time": at_time[(a, b)].get("at_time", 0)}
                         for (a, b), (w, lo, d) in records.items()]}

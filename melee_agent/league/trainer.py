@@ -46,6 +46,7 @@ from melee_agent.league.pool import Pool, PoolMember
 from melee_agent.league.pool_opponents import PoolOpponents
 from melee_agent.league.results_env import ResultsEnv
 from melee_agent.league.schedule import SnapshotSchedule
+from melee_agent.rl.seeds import derive
 from melee_agent.run.fused import FusedTrainer, fused_envs, repeat
 
 LOG_EVERY_S = 2.0  # league/ scalars, as often as the fused trainer's status scalars
@@ -95,8 +96,10 @@ class LeagueTrainer:
             raise ValueError("a league run does not resume (its pool and exploiters are not checkpointed); start a "
                              "new run folder")
         self.cfg, self.run_dir, self.device = cfg, Path(run_dir), device
-        self.seed = seed if seed is not None else int(time.time()) % 100_000
-        self.rng = random.Random(self.seed)
+        # The run's seed (train.seed unless given): the main's arena plays from it; the league's draws, its models'
+        # arena and each exploiter from seeds derived from it (melee_agent/rl/seeds.py).
+        self.seed = cfg.train.seed if seed is None else seed
+        self.rng = random.Random(derive(self.seed, "league"))
         self.character = cfg.env.characters[0]
         self.payoff = Payoff(decay=lg.win_rate_decay)
         self.pool = Pool(power=lg.pfsp_power)
@@ -113,11 +116,12 @@ class LeagueTrainer:
         # The models' arena: a ditto of the main's character, every port 1 played by a pool member.
         model_cfg = _ditto_config(cfg, self.character)
         n = lg.model_envs or fused_envs(cfg)
-        self.opponents = PoolOpponents(n, device, seed=self.seed + 1)
-        arena = make_env(model_cfg, num_envs=n, device=device, seed=self.seed + 1)
+        models_seed = derive(self.seed, "models")
+        self.opponents = PoolOpponents(n, device, seed=models_seed)
+        arena = make_env(model_cfg, num_envs=n, device=device, seed=models_seed)
         arena.set_opponents(self.opponents)
         self.model_env = ResultsEnv(arena, key=lambda info: self.opponents.assign)
-        self.model_player = self.main.add_player(self.model_env, self.seed + 1)
+        self.model_player = self.main.add_player(self.model_env, models_seed)
         self.main_policy = greedy(self.main.actor)  # the current main, as the exploiters' opponent
         self.exploiters = [self._new_exploiter(i, ExploiterLife(lg.exploiter_promote_at, lg.exploiter_reset_below,
                                                                 lg.exploiter_patience_steps, lg.exploiter_window))
@@ -211,7 +215,7 @@ class LeagueTrainer:
             league=dataclasses.replace(lg, enabled=False))
         name = exploiter_name(index, life.generation)
         fused = FusedTrainer(cfg, self.run_dir / "league" / name, self.device,
-                             seed=self.seed + 100 * (index + 1) + life.generation,
+                             seed=derive(self.seed, "exploiter", index, life.generation),
                              opponents=lambda env: Opponents.split([self.main_policy], env.num_envs, env, names=["main"]),
                              wrap_env=lambda env: ResultsEnv(env, key=lambda info: torch.zeros_like(info.cpu_level)))
         if lg.exploiter_init == "main":
@@ -233,7 +237,7 @@ class LeagueTrainer:
         path = self.members_dir / f"{name}.safetensors"
         path.parent.mkdir(parents=True, exist_ok=True)
         save_model(path, copy_, version=0, train_step=train_step, action_set=self.cfg.env.action_set,
-                   delay_frames=self.cfg.env.delay_frames, character=self.character)
+                   delay_frames=self.cfg.env.delay_frames, character=self.character, seed=self.seed)
         policy = greedy(copy_)
         self.pool.add(PoolMember(name, kind, policy=policy, path=str(path), train_step=self.main.learner.train_steps))
         if name not in self.payoff.totals:  # a promoted exploiter keeps the record of its training games

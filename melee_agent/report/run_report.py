@@ -114,6 +114,10 @@ class TrainingFigures:
     """The arena's batch (fused runs)."""
     replay_ratio: float | None = None
     """``fused.replay_ratio`` (fused runs)."""
+    seed: int | None = None
+    """The run's seed (``train.seed``)."""
+    chunks: int | None = None
+    """Chunks played, where the budget counted them (``train.chunks``) instead of minutes."""
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
@@ -123,7 +127,8 @@ class TrainingFigures:
         d = _object(d, where)
         kinds: dict[str, type | tuple[type, ...]] = {
             "train_steps": int, "rows": int, "fused": bool, "seconds": (int, float), "rows_per_s": (int, float),
-            "train_steps_per_s": (int, float), "device": str, "envs": int, "replay_ratio": (int, float)}
+            "train_steps_per_s": (int, float), "device": str, "envs": int, "replay_ratio": (int, float),
+            "seed": int, "chunks": int}
         return cls(**{k: _optional(d, k, kind, where) for k, kind in kinds.items()})
 
 

@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -40,6 +41,7 @@ import torch.nn.functional as F
 from melee_agent.config import LearnerConfig
 from melee_agent.rl.model import DuelingDQN
 from melee_agent.rl.replay import Replay, ReplayBatch, ReplayStats, annealed_beta
+from melee_agent.rl.seeds import seeded
 from melee_agent.envs.state import STATE_DIM
 
 if TYPE_CHECKING:
@@ -143,10 +145,12 @@ class Learner:
 
     @classmethod
     def from_config(cls, replay: Replay, num_actions: int, device: str | torch.device, cfg: LearnerConfig,
-                    model: DuelingDQN | None = None, beta_steps: int = 0) -> "Learner":
-        """A learner with ``cfg``'s settings; its network ``cfg.shared`` / ``cfg.stream`` wide unless ``model``."""
+                    model: DuelingDQN | None = None, beta_steps: int = 0, seed: int | None = None) -> "Learner":
+        """A learner with ``cfg``'s settings; its network ``cfg.shared`` / ``cfg.stream`` wide unless ``model``,
+        its first weights drawn from ``seed`` where given (else from torch's global generator)."""
         if model is None:
-            model = DuelingDQN(STATE_DIM, num_actions, shared=cfg.shared, stream=cfg.stream)
+            with seeded(seed) if seed is not None else contextlib.nullcontext():
+                model = DuelingDQN(STATE_DIM, num_actions, shared=cfg.shared, stream=cfg.stream)
         return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
                    grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,
                    huber_delta=cfg.huber_delta, reward_scale=cfg.reward_scale, model=model, beta_steps=beta_steps,

@@ -72,12 +72,14 @@ def model_to_bytes(
     state_layout: str = STATE_LAYOUT,
     delay_frames: int | None = None,
     character: str | None = None,
+    seed: int | None = None,
 ) -> bytes:
     """Serialize the online network's weights with the docs/design.md metadata.
 
     ``delay_frames``, where given, is the input delay the network trained under (``env.delay_frames``),
     kept as metadata so that whoever plays the file (the UMI bot, ``eval``) can say when its own differs.
     ``character``, where given, is the character it plays (DESIGN.md "Ports": ``env.characters[0]``).
+    ``seed``, where given, is the seed of the run that trained it (``train.seed``).
     """
     expected = _expected_actions(action_set)
     if expected is not None and expected != model.num_actions:
@@ -98,6 +100,8 @@ def model_to_bytes(
         meta["delay_frames"] = str(int(delay_frames))
     if character is not None:
         meta["character"] = str(character)
+    if seed is not None:
+        meta["seed"] = str(int(seed))
     return st_save_bytes(weights, metadata=meta)
 
 
@@ -208,11 +212,12 @@ def save_model(
     state_layout: str = STATE_LAYOUT,
     delay_frames: int | None = None,
     character: str | None = None,
+    seed: int | None = None,
 ) -> str:
     """Write a model file atomically; returns its sha256."""
     data = model_to_bytes(model, version=version, train_step=train_step, action_set=action_set,
                           state_layout=state_layout, delay_frames=delay_frames,
-                          character=character)
+                          character=character, seed=seed)
     atomic_write_bytes(path, data)
     return hashlib.sha256(data).hexdigest()
 

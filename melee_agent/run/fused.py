@@ -88,10 +88,12 @@ class FusedTrainer:
         self.cfg = cfg
         if cfg.fused.torch_threads > 0:
             torch.set_num_threads(cfg.fused.torch_threads)
-        self.trainer: Trainer = Trainer(cfg, run_dir, device, resume=resume)
+        # The run's seed (train.seed unless given): the arena and the acting player play from it; the replay and
+        # the network from seeds derived from it (the trainer's).
+        self.seed = cfg.train.seed if seed is None else seed
+        self.trainer: Trainer = Trainer(cfg, run_dir, device, resume=resume, seed=self.seed)
         self.learner, self.replay = self.trainer.learner, self.trainer.replay
         envs = fused_envs(cfg)
-        self.seed = seed if seed is not None else int(time.time()) % 100_000
         self.env = make_env(cfg, num_envs=envs, device=device, seed=self.seed)
         if opponents is not None:  # port 1's controllers other than the CPU (arena.ports), before the first reset
             self.env.set_opponents(opponents(self.env))
@@ -171,19 +173,13 @@ class FusedTrainer:
         self.trainer.ingest.ingest_rate.add(n)
 
     def _train(self, steps: int) -> None:
-        m, learner, board = self.cfg.manager, self.learner, self.trainer.board
-        for _ in range(steps):
-            metrics = learner.step()
-            step = learner.train_steps
-            if metrics is not None:
-                board.learner(metrics, step)
-            if step % m.publish_every == 0:
-                self.trainer.publisher.publish_next(learner)
-            if step % m.checkpoint_every == 0:
-                self.trainer.checkpoint()
-        self.trainer.thread.rate.add(steps)
+        """The manager's train-step loop (:class:`~melee_agent.manager.trainer.TrainSteps`: log, publish,
+        checkpoint), the acting copy refreshed after every step that makes it K steps old."""
         k = self.cfg.fused.act_refresh_steps
-        if k and learner.train_steps - self._refreshed_at >= k:
+        self.trainer.thread.steps.take(steps, after=self._refresh_due if k else None)
+
+    def _refresh_due(self, step: int) -> None:
+        if step - self._refreshed_at >= self.cfg.fused.act_refresh_steps:  # never K steps behind, within a chunk too
             self.refresh_actor()
 
     def refresh_actor(self) -> None:

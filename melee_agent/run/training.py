@@ -42,26 +42,28 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels
 from melee_agent.games import game_of
-from melee_agent.games.base import REPORT_LEVELS
+from melee_agent.games.base import CHECK_SEED, REPORT_LEVELS
 from melee_agent.io.files import atomic_write_bytes, atomic_write_json
 from melee_agent.report.progress import on_terminal
 from melee_agent.report.run_report import ModelCheck, RunReport, TrainingFigures
 from melee_agent.run.fused import fused_envs
+from melee_agent.run.schedule import CountedBudget, ProgressLine, WallBudget, check_due
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from tqdm import tqdm
 
+    from melee_agent.league.trainer import LeagueTrainer
     from melee_agent.report.evaluate import EvalResult
     from melee_agent.run.fused import FusedTrainer
 
-__all__ = ["REPORT_LEVELS", "Evaluations", "FinalReportRun", "ModelCheck", "RunReport", "TrainingRun", "better",
-           "check_due", "level_table", "play_check", "scripted_action_set"]
+__all__ = ["REPORT_LEVELS", "Backend", "Evaluations", "FinalReportRun", "ModelCheck", "PeriodicChecks", "RunReport",
+           "TrainingRun", "better", "check_due", "level_table", "play_check", "scripted_action_set"]
 
 
 class Evaluations:
@@ -80,7 +82,7 @@ class Evaluations:
         self._pool: ProcessPoolExecutor | None = None  # the check process (submit), started at the first check it plays
 
     def run(self, model_bytes: bytes, episodes: int, minutes: float, step: int, policy: str = "model",
-            seed: int = 12_345, record: bool = True, levels: tuple[int, ...] | None = None,
+            seed: int = CHECK_SEED, record: bool = True, levels: tuple[int, ...] | None = None,
             action_set: str | None = None, bar: tqdm | None = None) -> ModelCheck:
         """Evaluate the model in ``model_bytes`` (or a scripted ``policy``, on ``action_set`` where given)
         against ``levels`` (default: the run's), ``episodes`` spread evenly over them; ``record`` adds it
@@ -170,7 +172,7 @@ def _check_process_init() -> None:
 
 
 def play_check(cfg: Config, model_bytes: bytes, episodes: int, device: str, policy: str = "model",
-               seed: int = 12_345, levels: tuple[int, ...] | None = None,
+               seed: int = CHECK_SEED, levels: tuple[int, ...] | None = None,
                action_set: str | None = None, bar: tqdm | None = None) -> tuple[EvalResult, int | None, int | None]:
     """Play one evaluation: ``(result with its worst levels, model version, model train step)`` (the last two
     None for a scripted ``policy``); ``bar``, where given, counts its episodes. A top-level function, so a check
@@ -199,19 +201,6 @@ def play_check(cfg: Config, model_bytes: bytes, episodes: int, device: str, poli
     if policy != "model":
         return res, None, None
     return res, int(meta["version"]), int(meta["train_step"])
-
-
-def check_due(now: float, next_check: float, end: float, last_check_seconds: float) -> bool:
-    """Whether a periodic check starts at ``now`` (monotonic seconds): it is due at ``next_check``, and one
-    as long as the last (at least 30 s) must end before the budget's ``end``, since the learner keeps
-    training while a check plays.
-
-    Example::
-
-        >>> check_due(300.0, 300.0, 3_600.0, 30.0), check_due(3_400.0, 3_300.0, 3_600.0, 420.0)
-        (True, False)
-    """
-    return now >= next_check and now + max(30.0, last_check_seconds) < end
 
 
 def scripted_action_set(policy: str, action_set: str) -> str | None:
@@ -244,9 +233,84 @@ def better(best: tuple[ModelCheck, bytes] | None, r: ModelCheck, data: bytes) ->
     return (r, data) if key(r) >= key(best[0]) else best
 
 
+class PeriodicChecks:
+    """A run's periodic checks and the best model they found (``train.keep_best``).
+
+    A check of the manager's path plays here and now (its learner trains in its own process meanwhile); a fused
+    backend trains in this process, so its checks play in the check process while training goes on
+    (:meth:`Evaluations.submit`) and are recorded at the minute they were asked for. ``seconds`` is how long the
+    last one took; ``last`` the progress line's words for it.
+    """
+
+    def __init__(self, cfg: Config, evals: Evaluations, backend: Backend, log: Callable[[str], None] | None):
+        self.cfg, self.evals, self.backend, self.log = cfg, evals, backend, log
+        self.best: tuple[ModelCheck, bytes] | None = None
+        self.pending: PendingCheck | None = None
+        self.seconds = 0.0
+        self.last = "-"
+
+    def ask(self, minute: float) -> None:
+        """Check the backend's newest model (one still playing is waited for first: at most one plays at a time)."""
+        self.collect(wait=True)
+        data, step, episodes = self.backend.model_bytes(), _progress_steps(self.backend), self.cfg.train.progress_eval_episodes
+        if self.backend.trains_here:
+            self.pending = self.evals.submit(data, episodes, minute, step)
+            return
+        t0 = time.monotonic()
+        r = self.evals.run(data, episodes, minute, step)
+        self.seconds = time.monotonic() - t0
+        self._checked(r, data, minute)
+
+    def collect(self, wait: bool = False) -> None:
+        """Record the check playing in the check process once it has finished (``wait``: wait for it)."""
+        p = self.pending
+        if p is None or not (wait or p.future.done()):
+            return
+        p.future.result()
+        self.seconds = time.monotonic() - p.started
+        self.pending = None
+        self._checked(self.evals.collect(p), p.model_bytes, p.minutes)
+
+    def _checked(self, r: ModelCheck, data: bytes, minute: float) -> None:
+        self.best = better(self.best, r, data)
+        e, g = r.result, r.result.fights
+        self.last = f"{e.untouched_share:.0%}, worst level {_pct(e.untouched_share_worst_level)} (v{r.model_version})"
+        if g is not None:
+            self.last = f"won {g.win_rate:.0%}, worst level {_pct(e.win_rate_worst_level)} (v{r.model_version})"
+        if self.log is not None:
+            self.log(f"[{minute:4.1f} min] model v{r.model_version} (step {r.train_step:,}): {_check_text(self.cfg, r)}; "
+                     f"check {self.seconds:.0f} s")
+
+
+def _check_text(cfg: Config, r: ModelCheck) -> str:
+    """A periodic check's result, as the log says it."""
+    e, g = r.result, r.result.fights
+    if g is not None:
+        return (f"won {g.win_rate:.0%} of {g.games} games vs {_levels_text(env_levels(cfg))} (stocks taken "
+                f"{g.stocks_taken_per_game:.2f}, lost {g.stocks_lost_per_game:.2f} per game){_per_level_text(e, 'win_rate')}")
+    return f"untouched {e.untouched_share:.0%} of {e.episodes} episodes vs {_levels_text(env_levels(cfg))}{_per_level_text(e)}"
+
+
+class Backend(Protocol):
+    """What trains during a run (:class:`FleetBackend`, :class:`FusedBackend`). ``trains_here``: training runs in
+    this process (its checks then play in the check process)."""
+
+    trains_here: bool
+
+    def start(self) -> None: ...
+    def begin(self) -> None: ...
+    def work(self, seconds: float, chunks: int | None = None) -> None: ...
+    def model_bytes(self) -> bytes: ...
+    def progress(self) -> tuple[int, int, int]: ...
+    def end_training(self) -> None: ...
+    def close(self) -> None: ...
+
+
 class FleetBackend:
     """`train`'s default: a manager process (the replay and the learner) and local worker processes,
     which play and upload over loopback HTTP."""
+
+    trains_here = False
 
     def __init__(self, run: TrainingRun):
         from melee_agent.manager.spawn import ManagerProcess  # noqa: PLC0415
@@ -281,7 +345,9 @@ class FleetBackend:
         st = self.client.status()
         return st.train_steps, st.rows_accepted, st.model_version
 
-    def work(self, seconds: float) -> None:
+    def work(self, seconds: float, chunks: int | None = None) -> None:
+        if chunks is not None:
+            raise ValueError("train.chunks counts the fused loop's chunks: it needs train.fused (--fused)")
         time.sleep(max(0.0, seconds))
         self.manager.check()
         self.fleet.poll()
@@ -296,24 +362,29 @@ class FleetBackend:
 
 
 class FusedBackend:
-    """``train.fused``: arena, acting, rows, replay and learner in this process (:mod:`melee_agent.run.fused`)."""
+    """``train.fused``: arena, acting, rows, replay and learner in this process (:mod:`melee_agent.run.fused`), or
+    with ``league.enabled`` the league's loop around them (:mod:`melee_agent.league.trainer`)."""
+
+    trains_here = True
 
     def __init__(self, run: TrainingRun):
         self.run = run
-        self.fused: FusedTrainer | None = None
+        self.fused: FusedTrainer | LeagueTrainer | None = None
+        self.league: LeagueTrainer | None = None  # the same object as ``fused`` in a league run
 
     def start(self) -> None:
         from melee_agent.run.fused import FusedTrainer  # noqa: PLC0415
 
-        self.run.child_flags()  # config.toml beside the run, as `train` leaves it
-        if self.run.cfg.league.enabled:  # configs/league.toml: the main against its pool (melee_agent/league/trainer.py)
+        run = self.run
+        run.child_flags()  # config.toml beside the run, as `train` leaves it
+        if run.cfg.league.enabled:  # configs/league.toml: the main against its pool (melee_agent/league/trainer.py)
             from melee_agent.league.trainer import LeagueTrainer  # noqa: PLC0415
 
-            self.fused = LeagueTrainer(self.run.cfg, self.run.run_dir, self.run.device, resume=self.run.resume)  # type: ignore[assignment]
+            self.fused = self.league = LeagueTrainer(run.cfg, run.run_dir, run.device, resume=run.resume)
             return
-        self.fused = FusedTrainer(self.run.cfg, self.run.run_dir, self.run.device, resume=self.run.resume)
+        self.fused = FusedTrainer(run.cfg, run.run_dir, run.device, resume=run.resume)
 
-    def _f(self) -> FusedTrainer:
+    def _f(self) -> FusedTrainer | LeagueTrainer:
         if self.fused is None:
             raise RuntimeError("the fused trainer has not started")
         return self.fused
@@ -327,8 +398,8 @@ class FusedBackend:
     def progress(self) -> tuple[int, int, int]:
         return self._f().progress()
 
-    def work(self, seconds: float) -> None:
-        self._f().work(seconds)
+    def work(self, seconds: float, chunks: int | None = None) -> None:
+        self._f().work(seconds, chunks)
 
     def end_training(self) -> None:
         f = self._f()
@@ -337,9 +408,9 @@ class FusedBackend:
     def close(self) -> None:
         if self.fused is not None:
             self.fused.stop()
-            if hasattr(self.fused, "report"):  # a league: eval.json's "league"
-                self.run.league = self.fused.report()
-            self.fused = None
+            if self.league is not None:  # a league: eval.json's "league"
+                self.run.league = self.league.report()
+            self.fused = self.league = None
 
 
 def tensorboard_command() -> str:
@@ -387,6 +458,8 @@ class TrainingRun:
             raise ValueError(f"minutes must be positive and workers at least 1 (got {self.minutes}, {self.workers})")
         if cfg.env.env != "arena":
             raise ValueError("train runs the embedded arena; for Dolphin start `melee-agent manager` and workers")
+        if cfg.train.chunks and not cfg.train.fused:
+            raise ValueError("train.chunks counts the fused loop's chunks: it needs train.fused (--fused)")
         if game_of(cfg.env.game).whole_games and (cfg.train.final_games_per_level < 1 or cfg.train.final_games_level_9 < 0):
             raise ValueError(f"train.final_games_per_level must be at least 1 and train.final_games_level_9 at least 0 "
                              f"(got {cfg.train.final_games_per_level}, {cfg.train.final_games_level_9})")
@@ -411,18 +484,14 @@ class TrainingRun:
         """Train, evaluate, write the run folder; returns the report ``eval.json`` holds."""
         cfg, run_dir = self.cfg, self.run_dir
         (run_dir / "logs").mkdir(parents=True, exist_ok=True)
-        backend: FleetBackend | FusedBackend = FusedBackend(self) if cfg.train.fused else FleetBackend(self)
+        backend: Backend = FusedBackend(self) if cfg.train.fused else FleetBackend(self)
         how = "fused: arena, replay and learner in this process" if cfg.train.fused else \
             f"a manager and {self.workers} worker process(es)"
         self.log(f"run folder: {run_dir} ({how})   watch: {tensorboard_command()} --logdir {run_dir.parent}")
         evals = Evaluations(cfg, run_dir, self.device, cfg.train.check_device)
         try:
             backend.start()
-            if not cfg.train.fused:  # (a fused run asks for it in the check process as training starts)
-                # The untrained network's score starts the learning curve (it is hit within a second).
-                evals.run(backend.model_bytes(), cfg.train.progress_eval_episodes, 0.0, backend.progress()[0])
             steps0, rows0, _ = backend.progress()  # a resumed run counts from its checkpoint
-            backend.begin()
             t0 = time.monotonic()
             best = self._train(backend, evals)
             seconds = time.monotonic() - t0
@@ -435,7 +504,8 @@ class TrainingRun:
                 train_steps=steps, rows=rows, fused=fused, seconds=round(seconds, 1),
                 rows_per_s=round((rows - rows0) / seconds, 1), train_steps_per_s=round((steps - steps0) / seconds, 1),
                 device=device_name(self.device), envs=fused_envs(cfg) if fused else None,
-                replay_ratio=cfg.fused.replay_ratio if fused else None)
+                replay_ratio=cfg.fused.replay_ratio if fused else None, seed=cfg.train.seed,
+                chunks=cfg.train.chunks or None)
             self.log(f"training done: {steps:,} steps, {rows:,} rows, model v{version} "
                      f"({t.rows_per_s:,.0f} rows/s into the replay, {t.train_steps_per_s:,.1f} train steps/s)")
         finally:
@@ -452,89 +522,31 @@ class TrainingRun:
             plot_league(self.league, run_dir / "league.png", steps)
         return report
 
-    def _train(self, backend: FleetBackend | FusedBackend, evals: Evaluations) -> tuple[ModelCheck, bytes] | None:
-        """The training period: let the backend train, evaluate periodically, show progress."""
-        cfg, minutes = self.cfg, self.minutes
-        t0 = time.monotonic()
-        end = t0 + minutes * 60
-        next_eval = t0 + cfg.train.eval_every_minutes * 60
-        last_eval = "-"
-        check_seconds = 0.0  # how long the last periodic check took (check_due: one that would end past the budget is skipped)
-        best = None
-        bar = None
-        told_skip = False
-        if self.progress and on_terminal():  # elsewhere (a pipe, a log file) each check is a line instead
-            from tqdm import tqdm  # noqa: PLC0415
+    def _train(self, backend: Backend, evals: Evaluations) -> tuple[ModelCheck, bytes] | None:
+        """The training period: the backend trains, the budget says when a check comes, the progress line shows it."""
+        show = self.progress and on_terminal()  # elsewhere (a pipe, a log file) each check is a line instead
+        checks = PeriodicChecks(self.cfg, evals, backend, log=None if show else self.log)
+        checks.ask(0.0)  # the untrained network begins the curve (a fleet's workers start after it: it is hit in a second)
+        backend.begin()
+        budget = self.budget()
+        with ProgressLine(show, budget) as line:
+            while not budget.over():
+                budget.work(backend, checks.pending is not None)
+                checks.collect()
+                if budget.due(checks.seconds, checks.pending is not None):
+                    checks.ask(budget.minutes())
+                    budget.checked()
+                elif (note := budget.skip_note(checks.seconds, checks.pending is not None)) and not show:
+                    self.log(f"[{budget.minutes():4.1f} min] {note}")
+                line.show(_progress(backend), checks.last)
+            checks.collect(wait=True)  # asked for before the end: a point of the curve like any other
+        return checks.best
 
-            bar = tqdm(total=int(minutes * 60), unit="s", desc="train", dynamic_ncols=True,
-                       bar_format="{desc} {bar} {elapsed}<{remaining} {postfix}")
-        # The fused backend trains in this process: its checks play in a check process meanwhile, as
-        # `train`'s do beside the manager's learner, and are recorded at the minute they were asked for.
-        in_background = isinstance(backend, FusedBackend)
-        pending: PendingCheck | None = None
-        if in_background:  # the network as training starts begins the curve, as `train`'s does
-            pending = evals.submit(backend.model_bytes(), cfg.train.progress_eval_episodes, 0.0, _progress_steps(backend))
-
-        def checked(r: ModelCheck, data: bytes, at: float) -> None:
-            nonlocal best, last_eval
-            best = better(best, r, data)
-            e, g = r.result, r.result.fights
-            last_eval = f"{e.untouched_share:.0%}, worst level {_pct(e.untouched_share_worst_level)} " \
-                        f"(v{r.model_version})"
-            if g is not None:
-                last_eval = f"won {g.win_rate:.0%}, worst level {_pct(e.win_rate_worst_level)} (v{r.model_version})"
-            if bar is None and g is not None:
-                self.log(f"[{(at - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
-                         f"won {g.win_rate:.0%} of {g.games} games vs {_levels_text(env_levels(cfg))} "
-                         f"(stocks taken {g.stocks_taken_per_game:.2f}, lost {g.stocks_lost_per_game:.2f} "
-                         f"per game){_per_level_text(e, 'win_rate')}; check {check_seconds:.0f} s")
-            elif bar is None:
-                self.log(f"[{(at - t0) / 60:4.1f} min] model v{r.model_version} (step {r.train_step:,}): "
-                         f"untouched {e.untouched_share:.0%} of {e.episodes} episodes vs "
-                         f"{_levels_text(env_levels(cfg))}{_per_level_text(e)}; check {check_seconds:.0f} s")
-
-        try:
-            while time.monotonic() < end:
-                now = time.monotonic()
-                wait = min(2.0, max(0.0, end - now))
-                if next_eval > now and pending is None:  # a fused backend trains until the check is due, not past it
-                    wait = min(wait, next_eval - now)
-                backend.work(wait)
-                now = time.monotonic()
-                if pending is not None and pending.future.done():
-                    check_seconds = now - pending.started
-                    checked(evals.collect(pending), pending.model_bytes, pending.started)
-                    pending = None
-                elif pending is None and check_due(now, next_eval, end, check_seconds):
-                    data = backend.model_bytes()
-                    minute, step = (now - t0) / 60, _progress_steps(backend)
-                    if in_background:
-                        pending = evals.submit(data, cfg.train.progress_eval_episodes, minute, step)
-                    else:
-                        r = evals.run(data, cfg.train.progress_eval_episodes, minute, step)
-                        check_seconds = time.monotonic() - now
-                        checked(r, data, now)
-                    next_eval = now + cfg.train.eval_every_minutes * 60
-                elif pending is None and now >= next_eval and check_seconds > 30 and not told_skip and bar is None:
-                    # Said once: otherwise a run whose checks slowed down (a shared GPU) just falls silent.
-                    # (A check due in the last 30 s is skipped whatever it costs; that needs no word.)
-                    told_skip = True
-                    self.log(f"[{(now - t0) / 60:4.1f} min] no more periodic checks: the last took "
-                             f"{check_seconds:.0f} s and the next would end past the training time; the last "
-                             f"model is checked when training ends")
-                if bar is not None:
-                    steps, rows, version = _progress(backend)
-                    bar.n = int(min(now - t0, minutes * 60))
-                    bar.set_postfix_str(f"steps {steps:,}  rows {rows:,}  "
-                                        f"model v{version}  eval {last_eval}", refresh=True)
-            if pending is not None:  # asked for before the end: it is a point of the curve like any other
-                pending.future.result()
-                check_seconds = time.monotonic() - pending.started
-                checked(evals.collect(pending), pending.model_bytes, pending.started)
-        finally:
-            if bar is not None:
-                bar.close()
-        return best
+    def budget(self) -> WallBudget | CountedBudget:
+        """The training period's budget: ``train.chunks`` counted chunks where set (fused runs), else the minutes."""
+        t = self.cfg.train
+        return CountedBudget(t.chunks, t.eval_every_chunks) if t.chunks else WallBudget(self.minutes,
+                                                                                        t.eval_every_minutes)
 
     def _finish(self, evals: Evaluations, best: tuple[ModelCheck, bytes] | None, data: bytes, steps: int) -> RunReport:
         """The game's final report (:meth:`melee_agent.games.base.Game.final_report`)."""
@@ -602,15 +614,16 @@ class FinalReportRun:
         return self.evals.run(data, episodes, self.minutes, self.steps, seed=seed, record=False, levels=levels,
                               bar=self.bar)
 
-    def baselines(self, episodes: int) -> dict[str, ModelCheck]:
-        """The game's scripted baselines over every report level (none with ``train.final_baselines = false``);
-        one scripted for other action sets than the run's plays its own, and the report says so."""
+    def baselines(self, episodes: int, seed: int) -> dict[str, ModelCheck]:
+        """The game's scripted baselines over every report level (none with ``train.final_baselines = false``), on
+        ``seed`` (the model's, so both play the same games); one scripted for other action sets than the run's
+        plays its own, and the report says so."""
         out = {}
         for p in self.game.baselines if self.cfg.train.final_baselines else ():
             a = scripted_action_set(p, self.cfg.env.action_set)
             self._stage(f"baseline {p}")
-            b = self.evals.run(b"", episodes, self.minutes, 0, policy=p, levels=REPORT_LEVELS, action_set=a,
-                               bar=self.bar)
+            b = self.evals.run(b"", episodes, self.minutes, 0, policy=p, seed=seed, levels=REPORT_LEVELS,
+                               action_set=a, bar=self.bar)
             out[p] = b if a is None else dataclasses.replace(
                 b, note=f"scripted for the {a!r} action set: played with it, not {self.cfg.env.action_set!r}")
         return out

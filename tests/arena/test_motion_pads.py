@@ -47,6 +47,14 @@ def test_place_then_step_pads_moves_one_env() -> None:
     obs, reward, done, info = a.step_pads(Pads.neutral(2))
     assert obs.shape == (2, 27) and info.frames.tolist() == [1, 1]
     assert a.state.players.position_x[1, 0] == 10.0  # standing still, nothing pressed
+    # The stick held right in env 1 alone: its Fox turns and dashes; everyone else stands where they stood.
+    right = Pads.neutral(2)._replace(main_x=torch.tensor([[0.5, 0.5], [1.0, 0.5]]))
+    before = a.state.players.position_x.clone()
+    for _ in range(12):
+        a.step_pads(right)
+    after = a.state.players.position_x
+    assert after[1, 0] - before[1, 0] > 3.0, (before, after)
+    assert torch.equal(after[0], before[0]) and after[1, 1] == before[1, 1], (before, after)
 
 
 def test_place_refuses_unknown_fields_and_the_dodging_game() -> None:

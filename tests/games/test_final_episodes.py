@@ -33,7 +33,7 @@ class CountingRun:
         self.played += episodes
         return self.check
 
-    def baselines(self, episodes):
+    def baselines(self, episodes, seed=None):
         names = self.game.baselines[:self.baseline_runs]
         self.played += episodes * len(names)
         return {p: self.check for p in names}

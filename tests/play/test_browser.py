@@ -15,6 +15,7 @@ import pytest
 from melee.enums import Action
 
 from melee_agent.cli.play import build_app
+from melee_agent.manager.model_files import models_dir
 from tests.play.browser_kit import browser_or_skip, serve
 from tests.manager_kit import batch, wait_for
 
@@ -124,17 +125,27 @@ def test_the_page_plays_at_60_frames_a_second_and_keys_move_jump_and_attack(tmp_
             served = _state(url)  # the server's own clock over the last two seconds
     finally:
         driver.quit()
-    cost, server_fps = served["frame_ms"], served["fps"]
-    said = f"the page saw {rate:.1f} frames/s, the server kept {server_fps}/s, a frame costs {cost} ms (median)"
-    # Last, so that a machine that cannot keep 60 frames/s still checks everything above. Where the server's own
-    # clock fell behind, either a frame costs more than its 1/60 s or the machine's cores are oversubscribed (other
-    # work starving the clock's thread); that is the machine, not the page, and the test says which.
+    assert_plays_at_60(rate, served["fps"], served["frame_ms"])
+
+
+def assert_plays_at_60(rate: float, server_fps: float | None, cost: float | None) -> None:
+    """The page received 54-66 frames a second, and a compiled frame costs less than its 1/60 s (90% of it: the
+    clock's thread needs the rest). Checked last, so a slow machine still checks everything above; it fails
+    when too slow, whatever the reason: a slow frame is the regression this test is for, and a machine too busy
+    to play at 60 is one this test cannot vouch for (the message says which it was)."""
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
-    if rate < 54 and server_fps is not None and server_fps < 54 and \
-            ((cost is not None and cost > 1000 / 60 * 0.9) or load > 1.5 * cores):
-        pytest.skip(f"this machine cannot keep 60 frames/s now ({said}; load average {load:.1f} on {cores} "
-                    f"cores); everything else passed")
+    said = (f"the page saw {rate:.1f} frames/s, the server kept {server_fps}/s, a frame costs {cost} ms (median); "
+            f"load average {load:.1f} on {cores} cores")
+    assert cost is not None and cost <= 1000 / 60 * 0.9, f"the compiled frame is too slow for 60 frames/s: {said}"
     assert 54 <= rate <= 66, said
+
+
+def test_the_frame_rate_check_fails_on_a_slow_frame_or_a_slow_page():
+    assert_plays_at_60(60.0, 60.0, 4.0)
+    with pytest.raises(AssertionError, match="too slow"):
+        assert_plays_at_60(60.0, 60.0, 20.0)  # a frame over its 1/60 s, though the page kept up this time
+    with pytest.raises(AssertionError, match="page saw 40.0"):
+        assert_plays_at_60(40.0, 40.0, 4.0)
 
 
 @pytest.mark.slow
@@ -166,11 +177,13 @@ def test_the_spectate_page_shows_a_new_model_within_5_s_of_its_publication(tmp_p
                     seq += 1
                     v = httpx.get(f"{m.url}/v1/model/meta").json().get("version")
                     if v and v != last:
-                        published = time.time()
+                        # Published when its file was written (before the manager served it), not when this loop
+                        # happened to see it: the page's time is counted from the publication itself.
+                        published = (models_dir(run_dir) / f"model-v{v:06d}.safetensors").stat().st_mtime
                         last = v
                         shown = wait_for(lambda v=v: [s for s in driver.execute_script(
                             "return window.spectateStats.seen") if s["version"] >= v], timeout=5)
-                        assert shown[0]["at"] / 1000 - published <= 5.0
+                        assert 0.0 <= shown[0]["at"] / 1000 - published <= 5.0
                         checked += 1
                     time.sleep(0.2)
                 assert checked == 2, "the manager published no new models"

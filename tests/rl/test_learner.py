@@ -54,7 +54,19 @@ def test_metrics_only_every_k_steps_and_target_sync():
     replay = DeviceReplay(capacity=100, block_size=10)
     replay.add(np.random.default_rng(0).random((100, ROW_WIDTH), dtype=np.float32) * np.r_[np.ones(27), 0, 1, 0, np.ones(27)])
     learner = Learner(replay, num_actions=5, batch_size=8, target_sync=3, metrics_every=4)
-    outs = [learner.step() for _ in range(8)]
+
+    def weights(net: torch.nn.Module) -> torch.Tensor:
+        return torch.cat([p.detach().flatten() for p in net.parameters()]).clone()
+
+    target_at, online_at, outs = {0: weights(learner.target)}, {0: weights(learner.online)}, []
+    for i in range(1, 9):
+        outs.append(learner.step())
+        target_at[i], online_at[i] = weights(learner.target), weights(learner.online)
+    # The target is the online network as it was after steps 3 and 6 (synced every 3), and holds still between.
+    assert not torch.equal(online_at[3], online_at[0])  # the online network moved: a sync (or none) shows
+    assert all(torch.equal(target_at[i], target_at[0]) for i in (1, 2))
+    assert all(torch.equal(target_at[i], online_at[3]) for i in (3, 4, 5))
+    assert all(torch.equal(target_at[i], online_at[6]) for i in (6, 7, 8))
     assert [o is not None for o in outs] == [False, False, False, True] * 2
     assert outs[3]._fields == ("loss", "q_mean", "td_abs", "grad_norm", "train_steps", "replay")
     assert outs[3].train_steps == 4 and outs[3].replay is None  # a uniform replay has no replay/ figures

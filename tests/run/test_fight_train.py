@@ -164,7 +164,7 @@ def test_eval_json_for_fights_has_the_design_keys(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "melee_agent.cli.main", "eval", "--config", "fight", "--policy",
                            "random", "--cpu-level", "8,9", "--episodes", "1", "--json", str(out), "--no-progress",
                            "--set", "env.compile_eval=false", "--set", "env.compile=false",  # compiling takes minutes; it has its own tests
-                           "--set", "env.clock_frames=1200"],  # a 20 s clock: random loses a stock at each level
+                           "--set", "env.clock_frames=2400"],  # a 40 s clock: random loses stocks to levels 8 and 9
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     r = json.loads(out.read_text())
@@ -172,8 +172,8 @@ def test_eval_json_for_fights_has_the_design_keys(tmp_path):
     assert r["games"] == 2 and set(r["per_level"]) == {"8", "9"}
     assert all(k in r["per_level"]["9"] for k in GAME_KEYS)
     assert isinstance(r["ko_causes"], dict) and "win rate" in proc.stdout
-    assert "1 whole games (4 stocks, 0:20) per level" in proc.stdout  # the header gives the clock played
-    # Random loses stocks in 20 s against levels 8 and 9: each lost stock is counted, by cause, and printed.
+    assert "1 whole games (4 stocks, 0:40) per level" in proc.stdout  # the header gives the clock played
+    # Random loses stocks in 40 s against levels 8 and 9: each lost stock is counted, by cause, and printed.
     lost = round(r["stocks_lost_per_game"] * r["games"])
     assert lost > 0 and sum(r["lost_causes"].values()) == lost and "stocks lost to: " in proc.stdout
     assert Path(r["plot"]).is_file()  # the bars of games won per level

@@ -107,20 +107,47 @@ def test_fused_training_learns_publishes_and_checkpoints(tmp_path):
 
 
 @pytest.mark.slow
-def test_act_refresh_steps_acts_with_a_copy_refreshed_every_k_steps(tmp_path):
-    cfg = load_config("small", ["manager.burn_in=200", "fused.envs=8", "fused.replay_ratio=4",
-                                "fused.act_refresh_steps=5"])
+def test_act_refresh_steps_acts_with_the_online_weights_of_the_last_multiple_of_k_steps(tmp_path):
+    """The acting copy is refreshed after every K-th train step, inside a chunk too: whenever it plays, it holds
+    the online network's weights as they were at the last multiple of K steps (never K or more steps behind)."""
+    k = 3
+    cfg = load_config("small", ["manager.burn_in=200", "fused.envs=8", "fused.replay_ratio=16",
+                                f"fused.act_refresh_steps={k}"])
     fused = FusedTrainer(cfg, tmp_path / "run", seed=4)
     assert fused.actor is not fused.learner.online
-    fused.work(0.0, chunks=60)
-    steps = fused.learner.train_steps
-    # Refreshed after the last chunk that crossed a multiple of 5 steps: at most 4 steps (plus a chunk's) behind.
-    assert steps >= 5 and 0 <= steps - fused._refreshed_at < 5 + 4
+
+    def weights(net: torch.nn.Module) -> torch.Tensor:
+        return torch.cat([p.detach().flatten() for p in net.parameters()]).clone()
+
+    at_multiples = {0: weights(fused.learner.online)}  # the online weights after every K-th step
+    learner_step, play = fused.learner.step, fused.player.play
+
+    def step(*args, **kwargs):
+        out = learner_step(*args, **kwargs)
+        if fused.learner.train_steps % k == 0:
+            at_multiples[fused.learner.train_steps] = weights(fused.learner.online)
+        return out
+
+    steps_at_play = []
+
+    def play_checked(actor, frames):
+        steps = fused.learner.train_steps
+        steps_at_play.append(steps)
+        assert torch.equal(weights(actor), at_multiples[steps - steps % k]), f"stale actor at step {steps}"
+        return play(actor, frames)
+
+    fused.learner.step, fused.player.play = step, play_checked
+    fused.work(0.0, chunks=40)
+    gaps = [b - a for a, b in zip(steps_at_play, steps_at_play[1:])]
+    # Chunks of more than K steps happened (a refresh only after a chunk's steps would leave the copy behind).
+    assert steps_at_play[-1] >= 4 * k and max(gaps) > k
+    fused.learner.step = learner_step
     fused.learner.step()  # the online network moves on; the copy waits for its next refresh
     assert any(not torch.equal(a, b) for a, b in zip(fused.actor.parameters(), fused.learner.online.parameters()))
     fused.refresh_actor()
     assert all(torch.equal(a, b) for a, b in zip(fused.actor.parameters(), fused.learner.online.parameters()))
     fused.stop()
+
 
 def test_write_refuses_rows_on_another_device_or_of_another_width():
     from melee_agent.rl.replay import DeviceReplay
