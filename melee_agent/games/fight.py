@@ -7,29 +7,18 @@ it (``fighter`` is scripted for the ``basic`` and ``fight`` action sets). A figh
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from melee_agent.games.base import REPORT_LEVELS, FinalReportRun, Game, pct
 
 if TYPE_CHECKING:
-    import torch
-
-    from melee_agent.arena.env_state import ExtraState
     from melee_agent.report.run_report import RunReport
 
 
 @dataclass(frozen=True)
 class Fight(Game):
-    @property
-    def frame(self) -> Callable[..., object]:
-        from melee_agent.arena.fight.frame import fight_frame  # noqa: PLC0415
-
-        return fight_frame
-
-    def extra_state(self, num_envs: int, device: torch.device) -> ExtraState | None:
-        from melee_agent.arena.fight.state import FightState  # noqa: PLC0415
-
-        return FightState.zeros(num_envs, device)
+    def on_fight_engine(self, cpu: str) -> bool:
+        return True
 
     def final_report(self, run: FinalReportRun) -> RunReport:
         """Keep a model by win rate, play whole games at every level (and more at level 9) with the baselines
