@@ -69,9 +69,12 @@ class Arena:
         #: Episodes are whole games (the fight's state and rules) rather than dodging until hit.
         self.whole_games = game_of(self.game).whole_games
         check_cpu(cpu)
-        #: Which CPU plays Marth: ``designed`` (fights: marth_cpu; dodging: cpu_levels.CPU_LEVELS) or ``melee``
-        #: (Melee's own AI: fights melee_cpu, dodging cpu_levels.MELEE_LEVELS).
+        #: Which CPU plays Marth: ``melee`` (Melee's own AI, fight/melee_cpu.py, in both games) or ``designed``
+        #: (fights: fight/marth_cpu.py; dodging: cpu_levels.CPU_LEVELS on the dodging game's earlier frame).
         self.cpu = cpu
+        #: The game is played on the fight's engine (fights, and the dodging rules against Melee's CPU: one Fox,
+        #: one Marth, one CPU), else on the dodging game's earlier frame (arena/dodge/frame.py, ``designed``).
+        self.fight_engine = game_of(self.game).on_fight_engine(cpu)
         #: The character on each port (DESIGN.md "Ports"); other than Fox vs Marth, fights only.
         self.characters = check_characters(characters)
         if self.characters != DEFAULT_CHARACTERS and not self.whole_games:
@@ -105,7 +108,7 @@ class Arena:
         self._consts = FrameConsts(
             table=table,
             lengths=self._lengths, noop_index=self.noop_index, tables=self.T,
-            levels=LevelTable.build(self.device, "designed" if self.whole_games else cpu), mix=mix,
+            levels=LevelTable.build(self.device), mix=mix,  # the designed dodging CPU's (its frame's only)
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
@@ -116,7 +119,7 @@ class Arena:
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
             state = EnvState.zeros(num_envs, self.device, delay_frames, table.shape[0],
-                                   game_of(self.game).extra_state(num_envs, self.device))
+                                   game_of(self.game).extra_state(num_envs, self.device, cpu))
             self.state = state._replace(game=state.game._replace(
                 env_id=torch.arange(num_envs, device=self.device, dtype=torch.float32),
                 episode=torch.full((num_envs,), -1.0, device=self.device),
@@ -128,7 +131,7 @@ class Arena:
         self.on_frame: Callable[[EnvState], None] | None = None
 
     def _fight_consts(self, num_envs: int, cpu: str) -> FightConsts | None:
-        if not self.whole_games:
+        if not self.fight_engine:
             return None
         fc = FightConsts.build(self.device, num_envs, cpu)
         return dataclasses.replace(fc, table=character_table(fc.table, self.characters))
@@ -263,12 +266,17 @@ class Arena:
         if not self.whole_games:
             raise ValueError(f"{what} plays fights only (game='fight'), not {self.game!r}")
 
+    def _fight_engine_only(self, what: str) -> None:
+        if not self.fight_engine:
+            raise ValueError(f"{what} plays on the fight's engine (game='fight', or cpu='melee'), not the dodging "
+                             f"game's designed CPU (cpu={self.cpu!r})")
+
     @torch.inference_mode()
     def step_pads(self, pads: Pads) -> StepResult:
         """Play one frame from both ports' raw controller frames (:class:`~.fight.pads.Pads`, ``[B, 2]`` each) and
         return what :meth:`step` returns for one frame (a one-frame decision: the macros' bookkeeping is bypassed,
         the CPU too; no input delay: ``pads`` is what the game reads on this frame)."""
-        self._fight_only("step_pads")
+        self._fight_engine_only("step_pads")
         raw = Pads(*(torch.as_tensor(v, device=self.device).expand(self.num_envs, 2) for v in pads))
         raw = raw._replace(**{k: getattr(raw, k).bool() for k in ("a", "b", "x", "y", "z", "l_button", "r_button")})
         raw = raw._replace(**{k: getattr(raw, k).float() for k in ("main_x", "main_y", "c_x", "c_y", "l", "r")})
@@ -286,7 +294,7 @@ class Arena:
         """Set player ``port``'s fighter (0 Fox, 1 Marth) in environment ``env`` (an index, indices, or None for
         all) from a replay frame's ``PlayerState``-named fields (:mod:`~.fight.place`); each field a number or
         one value per placed environment."""
-        self._fight_only("place")
+        self._fight_engine_only("place")
         if port not in (AGENT, CPU):
             raise ValueError(f"port must be 0 (Fox) or 1 (Marth), got {port!r}")
         idx = torch.arange(self.num_envs, device=self.device) if env is None else \

@@ -101,9 +101,6 @@ class GameState(NamedTuple):
     """The episode's return so far."""
     cpu_level: Tensor
     """The CPU level (1-9) of the current episode, drawn at each reset."""
-    cpu_pending: Tensor
-    """The dodging ``melee`` CPU's chosen attack waiting out the level's wait before it is played: the move + 1
-    (0: none). Melee's CPU waits between choosing an attack and playing it [D ftCo_800B63D8]."""
 
 
 class ExtraState(Protocol):

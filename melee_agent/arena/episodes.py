@@ -32,8 +32,7 @@ def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix, neutr
     u = ResetDraws.draw(g.env_id, g.episode, seed)
     g = g._replace(cpu_level=torch.where(mask, mix.pick(u.level, g.env_id), g.cpu_level),
                    **{name: torch.where(mask, 0.0, getattr(g, name))
-                      for name in ("episode_frame", "previous_action", "cpu_cooldown", "episode_return",
-                                   "cpu_pending")})
+                      for name in ("episode_frame", "previous_action", "cpu_cooldown", "episode_return")})
     ax = -60.0 + 120.0 * u.agent_x
     side = torch.where(ax > 0, -1.0, 1.0)
     cx = (ax + side * (50.0 + 40.0 * u.gap)).clamp(-80.0, 80.0)

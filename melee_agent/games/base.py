@@ -1,5 +1,5 @@
 """What a game declares: whether an episode is a whole game, the metric its reports lead with, the baselines its
-final report plays, the config that ships it, its frame function, the state it keeps beyond the shared
+final report plays, the config that ships it, the engine it plays on (its frame function), the state it keeps beyond the shared
 :class:`~melee_agent.arena.env_state.EnvState` fields, and its final report (:meth:`Game.final_report`). (Its
 rules' defaults are :data:`melee_agent.arena.games.GAMES`'s.) Importing it is cheap: no torch, no arena, so the
 config and the command line can ask it; the frame function, the extra state and the report import what they
@@ -93,15 +93,30 @@ class Game:
         """Each level's headline share, keyed by the level as text (the reports' JSON)."""
         return {str(lv): getattr(v, self.headline) for lv, v in (r.per_level or {}).items()}
 
-    @property
-    def frame(self) -> Callable[..., object]:
-        """The arena's frame function of this game (one frame of B games: ``(state, controls, ...) -> (state,
-        damage, ko)``)."""
+    def on_fight_engine(self, cpu: str) -> bool:
+        """The game is played on the fight's engine against the CPU ``cpu`` ("melee" or "designed"); False only
+        where an earlier frame of its own is kept to replay results made against that CPU."""
         raise NotImplementedError
 
-    def extra_state(self, num_envs: int, device: torch.device) -> ExtraState | None:
-        """What the game keeps beyond the shared state's fields, all zeros (None: nothing)."""
-        raise NotImplementedError
+    def frame(self, cpu: str = "melee") -> Callable[..., object]:
+        """The arena's frame function of this game against the CPU ``cpu`` (one frame of B games: ``(state,
+        controls, ...) -> (state, damage, ko)``)."""
+        if self.on_fight_engine(cpu):
+            from melee_agent.arena.fight.frame import fight_frame  # noqa: PLC0415
+
+            return fight_frame
+        from melee_agent.arena.dodge.frame import game_frame  # noqa: PLC0415
+
+        return game_frame
+
+    def extra_state(self, num_envs: int, device: torch.device, cpu: str = "melee") -> ExtraState | None:
+        """What the game keeps beyond the shared state's fields against the CPU ``cpu``, all zeros (None:
+        nothing): the fight engine's :class:`~melee_agent.arena.fight.state.FightState`, wherever it plays."""
+        if not self.on_fight_engine(cpu):
+            return None
+        from melee_agent.arena.fight.state import FightState  # noqa: PLC0415
+
+        return FightState.zeros(num_envs, device)
 
     def final_episodes(self, run: FinalReportRun) -> int:
         """The episodes :meth:`final_report` plays after ``run.keep()``: the model's and the baselines' (the

@@ -1,31 +1,25 @@
-"""The dodging task (the Untouchable paper's): an episode lasts until the agent is hit or a minute passes;
+"""The dodging task (the Untouchable paper's), a set of rules played on the fight's engine (the same Fox, Marth and
+Melee's CPU as fights): an episode lasts until the agent is hit or a minute passes;
 reports lead with the share of episodes left untouched at the worst CPU level, and the final report plays
 ``train.eval_episodes`` episodes at each level 1-9 with noop and random beside the kept model."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from melee_agent.games.base import REPORT_LEVELS, REPORT_SEED, FinalReportRun, Game, pct
 
 if TYPE_CHECKING:
-    import torch
-
-    from melee_agent.arena.env_state import ExtraState
     from melee_agent.report.run_report import RunReport
 
 
 @dataclass(frozen=True)
 class Dodge(Game):
-    @property
-    def frame(self) -> Callable[..., object]:
-        from melee_agent.arena.dodge.frame import game_frame  # noqa: PLC0415
-
-        return game_frame
-
-    def extra_state(self, num_envs: int, device: torch.device) -> ExtraState | None:
-        return None  # the shared fields are the whole dodging game
+    def on_fight_engine(self, cpu: str) -> bool:
+        # The dodging rules on the fight's engine (its motion, hits, intangibility, Marth and Melee's CPU); the
+        # designed CPU keeps the dodging game's earlier frame (arena/dodge/frame.py), so its results replay.
+        return cpu != "designed"
 
     def final_episodes(self, run: FinalReportRun) -> int:
         return run.eval_episodes * len(REPORT_LEVELS) * (1 + run.baseline_runs)

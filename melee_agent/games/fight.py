@@ -7,29 +7,18 @@ it (``fighter`` is scripted for the ``basic`` and ``fight`` action sets). A figh
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from melee_agent.games.base import LEVEL_9_SEED, REPORT_LEVELS, REPORT_SEED, FinalReportRun, Game, pct
 
 if TYPE_CHECKING:
-    import torch
-
-    from melee_agent.arena.env_state import ExtraState
     from melee_agent.report.run_report import RunReport
 
 
 @dataclass(frozen=True)
 class Fight(Game):
-    @property
-    def frame(self) -> Callable[..., object]:
-        from melee_agent.arena.fight.frame import fight_frame  # noqa: PLC0415
-
-        return fight_frame
-
-    def extra_state(self, num_envs: int, device: torch.device) -> ExtraState | None:
-        from melee_agent.arena.fight.state import FightState  # noqa: PLC0415
-
-        return FightState.zeros(num_envs, device)
+    def on_fight_engine(self, cpu: str) -> bool:
+        return True
 
     def final_episodes(self, run: FinalReportRun) -> int:
         return run.final_games_per_level * len(REPORT_LEVELS) * (1 + run.baseline_runs) + run.final_games_level_9

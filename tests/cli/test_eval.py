@@ -39,7 +39,10 @@ def test_dodger_survives_level_9_and_the_json_has_the_design_keys(tmp_path):
 @pytest.mark.slow
 def test_all_levels_draw_a_plot_and_random_lasts_longer_at_level_1(tmp_path):
     out = tmp_path / "random.json"
-    proc = _eval("--policy", "random", "--cpu-level", "all", "--episodes", "16", "--json", str(out))
+    # 10-second episodes: the dodging game plays the fights' engine, whose frames cost more op by op, and a random
+    # Fox can last a whole minute at level 1; the comparison needs no more than 10 seconds.
+    proc = _eval("--policy", "random", "--cpu-level", "all", "--episodes", "16", "--json", str(out),
+                 "--set", "env.max_frames=600")
     assert proc.returncode == 0, proc.stderr
     r = json.loads(out.read_text())
     levels = r["levels"]

@@ -1,4 +1,9 @@
-"""One game frame for B environments at once: controller -> actions -> physics -> hits.
+"""The dodging game's own frame, kept for ``cpu = "designed"``: controller -> actions -> physics -> hits.
+
+Against Melee's CPU (``cpu = "melee"``, the default) the dodging game is its rules played on the fight's
+engine (:mod:`melee_agent.arena.fight.frame`: its motion, hits, intangibility and Marth); this frame, with
+its own Fox, Marth and designed CPU (:data:`~melee_agent.arena.cpu_levels.CPU_LEVELS`), stays so that results
+made against the designed CPU replay as they were.
 
 A frame is a pure function of an :class:`~melee_agent.arena.env_state.EnvState`: each phase
 takes the named state and returns a new one (or a NamedTuple with it). Everything is elementwise
@@ -21,13 +26,11 @@ from melee_agent.arena.cpu_levels import LevelTable, LevelTensors
 from melee_agent.arena.draws import CpuDraws
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, PlayerState, contiguous, put
 from melee_agent.arena.dodge.tables import AIRDODGE_FRAMES, LANDING_SPECIAL_FRAMES, MOVE_INDEX, NUM_MARTH_MOVES
-from melee_agent.arena.dodge import melee_aim
 from melee_agent.arena.dodge.tables import SHINE_END_LAG, Tables
 
 LOCKED = -2.0  # move value of a timed action that is not a move (jump squat, landing, shield drop...)
 NO_MOVE = -1.0
 STANDING, FALLING = float(Action.STANDING.value), float(Action.FALLING.value)
-WALKING, TURNING = float(Action.WALK_MIDDLE.value), float(Action.TURNING.value)
 
 
 def intangible(ps: PlayerState, T: Tables) -> Tensor:
@@ -232,14 +235,8 @@ class AttackChoice(NamedTuple):
 
 
 def _cpu_choose_attack(dist: Tensor, fc: Forecast, T: Tables, level: LevelTensors, u: CpuDraws,
-                       free: Tensor, recovered: Tensor, ps: PlayerState, frame: Tensor,
-                       aim: Tensor | None) -> AttackChoice:
-    """Which environments' CPU starts an attack this frame, and which one (``[B]`` mask, ``[B]`` move).
-
-    ``aim`` (``melee`` only): each environment's reach scale ``x570``; the moves that reach, their weights and gates
-    are then the fight's Melee CPU's (:mod:`.melee_aim`), else the reach at the agent's distance now, all weighed
-    alike.
-    """
+                       free: Tensor, recovered: Tensor) -> AttackChoice:
+    """Which environments' CPU starts an attack this frame, and which one (``[B]`` mask, ``[B]`` move)."""
     first = T.first_active[:NUM_MARTH_MOVES]  # [K]
     reach = T.reach[:NUM_MARTH_MOVES] + d.BODY_RADIUS
     smart = level.smart > 0  # high levels do not throw attacks into intangibility
@@ -252,12 +249,8 @@ def _cpu_choose_attack(dist: Tensor, fc: Forecast, T: Tables, level: LevelTensor
         lands_clear = (fk > fc.intang_left) & (fk < fc.starts_in)
         punish_k = lands_clear & (fk <= fc.busy_left + 1) & (fc.future_dist <= rk) & fc.low_enough
         value = torch.where(punish_k, fk, 999.0)
-        if aim is None:
-            ok_k = (dist <= rk) & fc.low_enough & (lands_clear | ~smart)
-            weight = ok_k.float() * (0.01 + u.pick[k])
-        else:
-            ok_k = melee_aim.reaches(ps, first, T.reach, k, aim, frame) & fc.low_enough & (lands_clear | ~smart)
-            weight = ok_k.float() * melee_aim.WEIGHTS[k] * (1e-3 + u.pick[k])
+        ok_k = (dist <= rk) & fc.low_enough & (lands_clear | ~smart)
+        weight = ok_k.float() * (0.01 + u.pick[k])
         if k == 0:
             none = torch.zeros_like(dist, dtype=torch.long)
             punishable, fastest, best_value = punish_k, none, value
@@ -286,28 +279,14 @@ def _cpu_start_attack(state: EnvState, T: Tables, level: LevelTensors, u: CpuDra
     return state._replace(players=ps, game=game)
 
 
-def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors, idle: Tensor,
-                  melee: bool = False, hold: Tensor | None = None) -> PlayerState:
-    """An idle CPU walks or runs toward where the agent is (or will be), else stands.
-
-    ``melee`` (the ``melee`` CPU): it moves as :func:`.melee_aim.approach` says; where ``hold`` (waiting to play a
-    chosen attack: the script's stick is neutral), it stands.
-    """
-    if not melee:
-        target = torch.where(fc.rolling, fc.future_x, ps.position_x[:, AGENT]) - ps.position_x[:, CPU]
-        far = target.abs() > (T.reach[0] * 0.8)
-        run = idle & far
-        speed = d.MARTH_RUN_SPEED * level.approach
-        moving_act = torch.where(run, torch.where(level.approach > 0.6, float(Action.DASHING.value),
-                                                  float(Action.WALK_MIDDLE.value)), STANDING)
-    else:  # toward where the agent is, not where its roll ends [D ftCo_800AA42C: x54, the target's position]
-        target = ps.position_x[:, AGENT] - ps.position_x[:, CPU]
-        if hold is not None:
-            target = torch.where(hold, 0.0, target)
-        walks_on = ps.action[:, CPU] == WALKING
-        walk_frames = torch.where(walks_on, ps.action_frame[:, CPU], 1.0)
-        speed, moving_act = melee_aim.approach(target.abs(), level.walk_stick, level.walk_step, walk_frames)
-        run = idle & (speed > 0)
+def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors, idle: Tensor) -> PlayerState:
+    """An idle CPU walks or runs toward where the agent is (or will be), else stands."""
+    target = torch.where(fc.rolling, fc.future_x, ps.position_x[:, AGENT]) - ps.position_x[:, CPU]
+    far = target.abs() > (T.reach[0] * 0.8)
+    run = idle & far
+    speed = d.MARTH_RUN_SPEED * level.approach
+    moving_act = torch.where(run, torch.where(level.approach > 0.6, float(Action.DASHING.value),
+                                              float(Action.WALK_MIDDLE.value)), STANDING)
     act = ps.action[:, CPU]
     changed = idle & (moving_act != act)
     return ps._replace(
@@ -318,58 +297,22 @@ def _cpu_approach(ps: PlayerState, fc: Forecast, T: Tables, level: LevelTensors,
         action_frame=put(ps.action_frame, CPU, torch.where(changed, 1.0, ps.action_frame[:, CPU])))
 
 
-def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, aim: Tensor | None = None) -> EnvState:
-    """Marth's CPU: face the agent, forecast it, choose and start an attack (by level), else approach.
+def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws) -> EnvState:
+    """The designed CPU's Marth: face the agent, forecast it, choose and start an attack (by level), else approach.
 
-    ``aim``: the ``melee`` CPU's reach scale (see :func:`_cpu_choose_attack`); it never dashes, and
-    turns to an agent behind it as a script that chooses nothing meanwhile (:data:`.melee_aim.TURN_FRAMES`), where
-    the designed CPU faces the agent on any free frame. The ``melee`` CPU waits the level's time between choosing an
-    attack and playing it, standing, and then plays it whatever the agent did meanwhile [D ftCo_800B63D8]
-    (:func:`_melee_cpu_attack`); the designed CPU rests after an attack instead.
+    Melee's own CPU is not played here: the dodging game against it runs on the fight's engine (its Marth and
+    :mod:`melee_agent.arena.fight.melee_cpu`); this frame stays for ``cpu = "designed"``, to replay earlier results.
     """
     ps = state.players
     dx = ps.position_x[:, AGENT] - ps.position_x[:, CPU]
     free = ((ps.busy_left[:, CPU] <= 0) & (ps.hitstun_frames_left[:, CPU] <= 0) & (ps.move[:, CPU] == NO_MOVE)
             & (ps.on_ground[:, CPU] > 0))
-    if aim is None:
-        ps = ps._replace(facing=put(ps.facing, CPU, torch.where(free, torch.where(dx >= 0, 1.0, -1.0),
-                                                                 ps.facing[:, CPU])))
-        fc = _forecast_agent(ps, T)
-        choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free, state.game.cpu_cooldown <= 0, ps,
-                                    state.game.episode_frame, aim)
-        state = _cpu_start_attack(state._replace(players=ps), T, level, u, choice)
-        return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack))
-    waiting = state.game.cpu_pending > 0
-    # The facing flips as the turn starts (the game's flips on the turn's 8th frame, measured; nothing reads
-    # it in between, as he chooses no attack) and he stands (the script's stick is neutral, then back).
-    turn = free & ~waiting & (ps.facing[:, CPU] * dx < -melee_aim.NEAR_TURN)
-    ps = _start(ps, CPU, turn, TURNING, LOCKED, float(melee_aim.TURN_FRAMES))
-    ps = ps._replace(facing=put(ps.facing, CPU, torch.where(turn, -ps.facing[:, CPU], ps.facing[:, CPU])),
-                     speed_x=put(ps.speed_x, CPU, torch.where(turn, 0.0, ps.speed_x[:, CPU])))
-    free = free & ~turn
+    ps = ps._replace(facing=put(ps.facing, CPU, torch.where(free, torch.where(dx >= 0, 1.0, -1.0),
+                                                             ps.facing[:, CPU])))
     fc = _forecast_agent(ps, T)
-    choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free & ~waiting, state.game.cpu_cooldown <= 0, ps,
-                                state.game.episode_frame, aim)
-    state, played, waiting = _melee_cpu_attack(state._replace(players=ps), T, level, u, choice, free)
-    return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~played, True, hold=waiting))
-
-
-def _melee_cpu_attack(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws, choice: AttackChoice,
-                      free: Tensor) -> tuple[EnvState, Tensor, Tensor]:
-    """The ``melee`` CPU's attack: a chosen move waits ``int(rest x u) + recover`` frames (the level's
-    ``ftCo_800B63D8`` wait: level 1 5-39 ... level 8 0-4, level 9 none) in ``cpu_pending`` / ``cpu_cooldown``, then
-    starts on the first free frame after it; with no wait it starts on the frame it is chosen (the script runs the
-    frame it is written [D ftCo_800B3900]). Returns the state, ``[B]`` started this frame, ``[B]`` still waiting."""
-    g = state.game
-    wait = level.recover + (u.rest * level.rest).floor()
-    pending = torch.where(choice.attack, choice.move + 1.0, g.cpu_pending)
-    cooldown = torch.where(choice.attack, wait, g.cpu_cooldown)
-    play = free & (pending > 0) & (cooldown <= 0)
-    move = (pending - 1.0).clamp(min=0.0)
-    k = move.long()
-    ps = _start(state.players, CPU, play, T.action[k], move, T.length[k])
-    g = g._replace(cpu_pending=torch.where(play, 0.0, pending), cpu_cooldown=torch.where(play, T.length[k], cooldown))
-    return state._replace(players=ps, game=g), play, g.cpu_pending > 0
+    choice = _cpu_choose_attack(dx.abs(), fc, T, level, u, free, state.game.cpu_cooldown <= 0)
+    state = _cpu_start_attack(state._replace(players=ps), T, level, u, choice)
+    return state._replace(players=_cpu_approach(state.players, fc, T, level, free & ~choice.attack))
 
 
 def _physics(ps: PlayerState, T: Tables) -> PlayerState:
@@ -544,16 +487,17 @@ def game_frame(state: EnvState, ctrl: Tensor, T: Tables, levels: LevelTable, see
                spawn_x: Tensor) -> FrameResult:
     """Advance every environment one frame; ``ctrl`` is the agent's controller state ``[len(TABLE_COLUMNS), B]``.
 
-    Each environment's CPU plays the level in its ``game.cpu_level`` (values from ``levels``).
+    Each environment's CPU plays the level in its ``game.cpu_level`` (values from ``levels``, the designed CPU's).
     """
+    if levels.cpu != "designed":
+        raise ValueError(f"the dodging frame plays the designed CPU only, not {levels.cpu!r}: the dodging game "
+                         "against Melee's CPU plays on the fight's engine (Arena(cpu='melee'))")
     state = _count_down(state)
     ps = _end_timed_actions(state.players)
     ps = _agent_control(ps, ctrl)
     g = state.game
     level = levels.at(g.cpu_level)
-    aim = melee_aim.half_range(g.cpu_level, g.episode_frame, g.env_id, seed) if levels.cpu == "melee" else None
-    state = _cpu_control(state._replace(players=ps), T, level, CpuDraws.draw(g.env_id, g.tick, seed, NUM_MARTH_MOVES),
-                         aim)
+    state = _cpu_control(state._replace(players=ps), T, level, CpuDraws.draw(g.env_id, g.tick, seed, NUM_MARTH_MOVES))
     ps = _ledge_catch(_physics(state.players, T))
     ps, damage, _ = _hits(ps, T, intangible(ps, T))
     ps, ko = _blast_zones(_shield(ps), spawn_x)

@@ -1,4 +1,5 @@
-"""The fight mechanics (``Arena(game="fight")``): Fox and Marth in whole games of Melee.
+"""The fight engine (``Arena(game="fight")``, and the dodging game against Melee's CPU): Fox and Marth as Melee
+plays them.
 
 One controller-driven state machine plays both fighters on ``[B, 2]`` tensors: Fox reads the
 agent's controller state, Marth reads the one his CPU (:mod:`melee_agent.arena.cpu`) writes each frame.
@@ -16,6 +17,7 @@ agent's controller state, Marth reads the one his CPU (:mod:`melee_agent.arena.c
   design); ``marth_cpu`` and ``melee_cpu`` here re-export them;
 * :mod:`.frame` -- one fight frame, in that order.
 
-The dodging game (``game="dodge"``) does not use any of this: its frame is
-:func:`melee_agent.arena.dodge.frame.game_frame`, unchanged.
+The dodging game (``game="dodge"``) is a set of rules played on this engine against Melee's CPU (the same Fox,
+Marth and CPU as fights); against the designed CPU it keeps its earlier frame,
+:func:`melee_agent.arena.dodge.frame.game_frame`, so that earlier results replay.
 """
