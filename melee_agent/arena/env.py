@@ -49,6 +49,7 @@ from melee_agent.arena.dodge.frame import intangible
 from melee_agent.arena.dodge.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
 from melee_agent.games import game_of
+from melee_agent.envs.state import STATE_LAYOUT, get_layout
 from melee_agent.envs.vecenv import StepResult
 
 
@@ -57,7 +58,7 @@ class Arena:
                  seed: int = 0, action_set: str | None = None, reward: str | None = None,
                  max_frames: int | None = None, compile: bool = False, level_weights: Sequence[float] | None = None,
                  spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0, cpu: str = "designed",
-                 characters: Sequence[str] = DEFAULT_CHARACTERS):
+                 characters: Sequence[str] = DEFAULT_CHARACTERS, state_layout: str = STATE_LAYOUT):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
         setup = resolve(game, action_set, reward, max_frames)
@@ -66,6 +67,9 @@ class Arena:
         if isinstance(delay_frames, bool) or not isinstance(delay_frames, int) or not 0 <= delay_frames <= MAX_DELAY:
             raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
         self.delay_frames = delay_frames
+        #: The observation's layout (:data:`~melee_agent.envs.state.LAYOUTS`): where it shows no clock, a
+        #: fight cut by its clock is truncated (bootstrapped), not terminal.
+        self.layout = get_layout(state_layout)
         #: Episodes are whole games (the fight's state and rules) rather than dodging until hit.
         self.whole_games = game_of(self.game).whole_games
         check_cpu(cpu)
@@ -109,6 +113,7 @@ class Arena:
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
+            clock_in_state=self.layout.shows_clock,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
             fight=self._fight_consts(num_envs, cpu))
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call

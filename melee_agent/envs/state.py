@@ -35,6 +35,29 @@ PREVIOUS_ACTION_INDEX = STATE_DIM - 1
 
 
 @dataclass(frozen=True)
+class StateLayout:
+    """A state layout: its name (what model files and experience batches record), its width, and
+    whether it shows the time left (then a clock's end is terminal, else a cut)."""
+
+    name: str
+    dim: int
+    shows_clock: bool
+
+
+#: The layouts by name; ``untouchable-27`` is the default and the dodging game's.
+LAYOUTS: dict[str, StateLayout] = {
+    STATE_LAYOUT: StateLayout(STATE_LAYOUT, STATE_DIM, shows_clock=False),
+}
+
+
+def get_layout(name: str) -> StateLayout:
+    """The layout called ``name``; a ``ValueError`` naming ``env.state_layout`` for an unknown one."""
+    if name not in LAYOUTS:
+        raise ValueError(f"unknown env.state_layout {name!r}; known: {', '.join(LAYOUTS)}")
+    return LAYOUTS[name]
+
+
+@dataclass(frozen=True)
 class StateField:
     name: str
     source: str  # key in a player's raw-field mapping (libmelee PlayerState names, flattened)
