@@ -89,6 +89,9 @@ class DolphinEnv:
         self.noop_index = aset.noop_index
         #: The observation's layout: where it shows no clock, a game cut by its clock is truncated, not terminal.
         self.layout = get_layout(state_layout)
+        if self.layout.shows_clock and not self.whole_games:
+            raise ValueError(f"state_layout {state_layout!r} shows a fight's clock and stocks; the {self.game!r} game "
+                             f"plays {STATE_LAYOUT!r}")
         self.rules = GameStateRules(cfg.agent_port, cfg.opponent_port, reward, max_frames, timed=rules.timed,
                                     clock_in_state=self.layout.shows_clock)
         self.max_frames = max_frames
@@ -115,7 +118,8 @@ class DolphinEnv:
         return self.supervisor.session.controller
 
     def _obs(self, gs: Any, prev_action: int) -> torch.Tensor:
-        o = encode_gamestate(gs, self.rules.agent_port, self.rules.opponent_port, prev_action, self.num_actions)
+        o = encode_gamestate(gs, self.rules.agent_port, self.rules.opponent_port, prev_action, self.num_actions,
+                             self.layout.name, self.max_frames)
         return torch.as_tensor(np.asarray(o), device=self.device).unsqueeze(0)
 
     def reset(self) -> torch.Tensor:

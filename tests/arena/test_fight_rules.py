@@ -110,6 +110,26 @@ def test_a_state_at_the_clock_and_mid_game_gets_the_same_bootstrapped_target_wit
     assert torch.equal(rows[0], rows[1]) and target[0] == target[1] != float(rows[0, REWARD])
 
 
+def test_the_fight_layout_shows_the_time_left_and_stocks_and_its_clock_end_is_terminal():
+    env = fight(2, action_set="untouchable", state_layout="fight-30")
+    env.state = with_game(env.state, episode_frame=torch.tensor([GAME_FRAMES - 1.0, 7_200.0]), cpu_cooldown=1e9)
+    env.state = with_player(env.state, AGENT, stock=torch.tensor([3.0, 1.0]))
+    obs = env.observe()
+    assert obs.shape == (2, 30)
+    # time left / 28,800 (Melee's 8:00), then the agent's and the opponent's stocks / 4
+    assert obs[:, 27:].flatten().tolist() == pytest.approx([1 / GAME_FRAMES, 0.75, 1.0, 0.75, 0.25, 1.0])
+    nxt, _, done, info = noop(env)
+    assert done.tolist() == [True, False] and info.game_over.tolist() == [True, False]
+    assert info.terminal.tolist() == [True, False] and not info.truncated.any()  # the state shows the clock
+    assert info.final_obs[0, 27:].tolist() == [0.0, 0.75, 1.0]  # the game's last state: no time left
+    assert nxt[0, 27:].tolist() == [1.0, 1.0, 1.0]  # the next game's first: 8:00 and 4 stocks each
+    assert nxt[1, 27].item() == pytest.approx((GAME_FRAMES - 7_201) / GAME_FRAMES)
+    with pytest.raises(ValueError, match="state_layout 'fight-30' shows a fight's clock"):
+        Arena(1, state_layout="fight-30")
+    with pytest.raises(ValueError, match="unknown env.state_layout 'other-9'"):
+        Arena(1, game="fight", state_layout="other-9")
+
+
 def test_dodging_episodes_are_not_games():
     env = Arena(1, cpu_level=1, seed=0, max_frames=5)
     env.reset()
