@@ -198,8 +198,8 @@ def encode_gamestate(
     clock_frames: int = int(CLOCK_SCALE),
 ) -> np.ndarray:
     """Encode one libmelee ``GameState`` as a float32 ``[27]`` vector for the agent's port (``[30]`` in the fight
-    layout: the time left is ``clock_frames - gamestate.frame``, the timer counting from GO, libmelee's frame 0;
-    the stocks are ``PlayerState.stock``)."""
+    layout: the time left is ``clock_frames - gamestate.frame``, the timer counting from GO, libmelee's frame 0,
+    and showing the whole clock during the countdown before it; the stocks are ``PlayerState.stock``)."""
     players = gamestate.players
     for role, port in (("agent", agent_port), ("opponent", opponent_port)):
         if port not in players:
@@ -209,7 +209,8 @@ def encode_gamestate(
     agent = player_fields(players[agent_port])
     opponent = player_fields(players[opponent_port])
     obs = encode_players(agent, opponent, previous_action, num_actions)
-    return with_clock(obs, get_layout(layout), clock_frames - float(gamestate.frame), float(players[agent_port].stock),
+    # The countdown before GO (frames -123..-1) is not on the clock: the timer shows all of it.
+    return with_clock(obs, get_layout(layout), clock_frames - max(float(gamestate.frame), 0.0), float(players[agent_port].stock),
                       float(players[opponent_port].stock))
 
 

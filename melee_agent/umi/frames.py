@@ -93,5 +93,5 @@ def encode_frames(frames: np.ndarray, previous_action: Any, num_actions: int, la
     players = frames["players"]
     prev = np.broadcast_to(np.asarray(previous_action), (len(frames),))
     obs = encode_players(fighter_fields(players[:, 0]), fighter_fields(players[:, 1]), prev, num_actions)
-    return with_clock(obs, get_layout(layout), clock_frames - frames["frame"].astype(np.float32),
+    return with_clock(obs, get_layout(layout), clock_frames - np.maximum(frames["frame"], 0).astype(np.float32),
                       players[:, 0]["stocks"], players[:, 1]["stocks"])

@@ -213,6 +213,23 @@ def test_dolphin_fight_env_ends_the_game_on_the_clock_and_goes_on_in_the_next_on
     assert env.rules.episode_frame == 3 and env.gamestate.frame == states[3].frame
 
 
+def test_dolphin_fight_layout_shows_the_clock_and_stocks_and_ends_the_game_terminal_on_it():
+    # With the fight layout the state shows the time left, so the clock's end is terminal (no cut).
+    env, states = file_env(replay_path("libmelee_test_game_1.slp"), max_frames=300, action_set="basic",
+                           state_layout="fight-30")
+    obs = env.reset()
+    # Before GO the timer shows the whole clock (300 frames here), in 8:00 units; 4 stocks each.
+    assert obs.shape == (1, 30) and obs[0, 27:].tolist() == pytest.approx([300 / 28_800, 1.0, 1.0])
+    steps = []
+    while not steps or not steps[-1][2].item():
+        steps.append(env.step(torch.tensor([env.noop_index])))
+    info = steps[-1][3]
+    assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
+    assert info["final_obs"][0, 27:].tolist() == [0.0, 0.75, 1.0]  # no time left; port 1 lost a stock at 264
+    mid = steps[len(steps) // 2][0][0, 27].item()
+    assert 0.0 < mid < 300 / 28_800
+
+
 def _same_controller(commands: list[str], frame) -> bool:
     """The recorded frame holds ``frame``'s buttons and main-stick direction (libmelee maps the stick
     onto the controller's analog grid, so the direction is what must match)."""

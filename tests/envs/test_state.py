@@ -144,5 +144,7 @@ def test_the_fight_layout_on_a_real_replay_gives_the_time_left_and_both_stocks()
         assert mirrored[28:].tolist() == pytest.approx(stocks[::-1])
     # A shorter clock (the league's one-minute games): the time left on it, in the same 8:00 units.
     assert encode_gamestate(at[600], 1, 2, layout="fight-30", clock_frames=3_600)[27] == pytest.approx(3_000 / 28_800)
+    # The countdown before GO is not on the clock: the timer shows all of it.
+    assert encode_gamestate(at[-123], 1, 2, layout="fight-30", clock_frames=3_600)[27] == pytest.approx(3_600 / 28_800)
     with pytest.raises(ValueError, match="unknown env.state_layout 'fight-31'"):
         encode_gamestate(at[600], 1, 2, layout="fight-31")
