@@ -19,8 +19,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from melee_agent.config import Config
-from melee_agent.rl.rows import ROW_WIDTH
-from melee_agent.envs.state import STATE_LAYOUT
+from melee_agent.rl.rows import columns
+from melee_agent.envs.state import get_layout
 from melee_agent.io.wire import WireError, decode_experience
 from melee_agent.manager.home import add_home
 from melee_agent.manager.ingest import NotStored, QueueFull
@@ -48,7 +48,8 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
                resume: bool = False) -> FastAPI:
     state: dict[str, Trainer] = {}
     max_rows = cfg.manager.max_upload_rows
-    max_body = max_rows * ROW_WIDTH * 4 + HEADER_SLACK
+    layout = get_layout(cfg.env.state_layout)  # the layout it trains on: experience must come in it
+    max_body = max_rows * columns(layout.dim).width * 4 + HEADER_SLACK
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -104,7 +105,7 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
     def model_meta() -> dict[str, int | str | bool]:
         m = trainer().model
         return {"version": m.version, "train_step": m.train_step, "sha256": m.sha256,
-                "action_set": cfg.env.action_set, "state_layout": STATE_LAYOUT,
+                "action_set": cfg.env.action_set, "state_layout": layout.name,
                 "send_priorities": bool(trainer().replay.prioritized)}
 
     @app.post("/v1/experience", status_code=202, dependencies=[Depends(authorize)])
@@ -113,7 +114,7 @@ def create_app(cfg: Config, run_dir: str | Path, device: str = "cpu", token: str
         try:
             body = await read_limited(request, max_body, max_rows)
             exp = await run_in_threadpool(decode_experience, body, action_set=cfg.env.action_set,
-                                          num_actions=t.num_actions, max_rows=max_rows)
+                                          num_actions=t.num_actions, max_rows=max_rows, state_layout=layout.name)
             n = t.submit(exp)
         except WireError as e:
             # A 413 may come before the body was read whole: the connection cannot be reused.

@@ -69,7 +69,8 @@ def stored_models(run_dir: str | Path, action_set: str) -> list[StoredModel]:
         if not path.is_file():
             continue
         try:
-            model, meta = model_from_bytes(path.read_bytes(), action_set=action_set, origin=str(path))
+            model, meta = model_from_bytes(path.read_bytes(), action_set=action_set, state_layout=None,
+                                           origin=str(path))  # any layout: the learner's load says if it fits
         except (OSError, ValueError) as e:
             log.warning("skipping model file %s: %s", path, e)
             continue

@@ -38,11 +38,13 @@ class Publisher:
     publish that reached the disk (or, before the first, the one the next publish writes)."""
 
     def __init__(self, run_dir: Path, action_set: str, keep: int, board: Board, version: int = 0,
-                 delay_frames: int = 0, character: str | None = None, seed: int | None = None):
+                 delay_frames: int = 0, character: str | None = None, seed: int | None = None,
+                 state_layout: str = STATE_LAYOUT):
         self.run_dir, self.action_set, self.keep, self.board = run_dir, action_set, keep, board
         self.delay_frames = delay_frames  # recorded in every model file: the input delay it trains under
         self.character = character  # recorded in every model file: the character it plays (env.characters[0])
         self.seed = seed  # recorded in every model file: the run's seed (train.seed)
+        self.state_layout = state_layout  # recorded in every model file: the state layout it reads (env.state_layout)
         self.version = version
         self.model: PublishedModel | None = None
 
@@ -55,7 +57,7 @@ class Publisher:
     def publish(self, learner: Learner) -> PublishedModel:
         """Publish the learner's online network as ``version`` (raises OSError if it cannot be written)."""
         data = model_to_bytes(learner.online, version=self.version, train_step=learner.train_steps,
-                              action_set=self.action_set, state_layout=STATE_LAYOUT,
+                              action_set=self.action_set, state_layout=self.state_layout,
                               delay_frames=self.delay_frames, character=self.character, seed=self.seed)
         model = PublishedModel(data, self.version, learner.train_steps, hashlib.sha256(data).hexdigest())
         write_published(self.run_dir, data, self.version, self.keep)

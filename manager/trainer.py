@@ -30,7 +30,9 @@ import torch
 
 from melee_agent.envs.actions import get_action_set
 from melee_agent.config import Config, save_resolved_config
+from melee_agent.envs.state import get_layout
 from melee_agent.rl.learner import Learner
+from melee_agent.rl.rows import ROW_WIDTH, columns
 from melee_agent.config import ManagerConfig, ReplayConfig
 from melee_agent.rl.replay import DeviceReplay, PrioritizedDeviceReplay, Replay
 from melee_agent.rl.seeds import derive
@@ -51,13 +53,14 @@ TRAIN_CHUNK = 25  # learner steps between looks at the queue
 LOG_EVERY_S = 2.0
 
 
-def make_replay(rc: ReplayConfig, device: torch.device, seed: int | None = None) -> Replay:
+def make_replay(rc: ReplayConfig, device: torch.device, seed: int | None = None, width: int = ROW_WIDTH) -> Replay:
     """A :class:`~melee_agent.rl.replay.PrioritizedDeviceReplay` when ``rc.prioritized``, else a uniform
-    :class:`~melee_agent.rl.replay.DeviceReplay`; both hold ``rc.capacity`` rows on ``device`` and sample
-    from ``seed`` where given."""
+    :class:`~melee_agent.rl.replay.DeviceReplay`; both hold ``rc.capacity`` rows ``width`` wide on ``device``
+    and sample from ``seed`` where given."""
     if rc.prioritized:
-        return PrioritizedDeviceReplay(rc.capacity, device, rc.block_size, alpha=rc.alpha, beta=rc.beta, seed=seed)
-    return DeviceReplay(rc.capacity, device, rc.block_size, seed=seed)
+        return PrioritizedDeviceReplay(rc.capacity, device, rc.block_size, alpha=rc.alpha, beta=rc.beta, seed=seed,
+                                       width=width)
+    return DeviceReplay(rc.capacity, device, rc.block_size, seed=seed, width=width)
 
 
 class TrainSteps:
@@ -163,10 +166,11 @@ class Trainer:
         self.num_actions = get_action_set(self.action_set).num_actions
         if self.device.type == "cuda":  # a captured step draws its batch from the device's default generator
             torch.cuda.manual_seed(derive(self.seed, "cuda"))
-        self.replay: Replay = make_replay(cfg.replay, self.device, derive(self.seed, "replay"))
+        layout = get_layout(cfg.env.state_layout)  # the state the network reads, the rows' width with it
+        self.replay: Replay = make_replay(cfg.replay, self.device, derive(self.seed, "replay"), columns(layout.dim).width)
         self.learner = Learner.from_config(self.replay, self.num_actions, self.device, cfg.learner,
                                            beta_steps=cfg.replay.beta_steps,  # used only with a prioritized replay
-                                           seed=derive(self.seed, "network"))
+                                           seed=derive(self.seed, "network"), state_dim=layout.dim)
         if not resume:
             check_run_dir(self.run_dir, resume=False)
         self.ledger = UploadLedger(self.run_dir)
@@ -182,7 +186,7 @@ class Trainer:
                              lambda: self.learner.train_steps, resumed.rows_ingested if resumed else 0)
         self.publisher = Publisher(self.run_dir, self.action_set, keep, self.board,
                                    resumed.next_version if resumed else 0, delay_frames=cfg.env.delay_frames,
-                                   character=cfg.env.characters[0], seed=self.seed)
+                                   character=cfg.env.characters[0], seed=self.seed, state_layout=layout.name)
         self.thread = TrainingThread(cfg.manager, cfg.learner.batch_size, self.learner, self.ingest, self.board,
                                      publish=lambda: self.publisher.publish_next(self.learner),
                                      checkpoint=self.checkpoint, log_status=self.log_status)

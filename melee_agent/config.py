@@ -97,6 +97,10 @@ class EnvConfig:
     # Arena fights only: the character on each port (DESIGN.md "Ports"): the agent's on port 0, the CPU's on
     # port 1 (the CPU plays Marth only). ["marth", "marth"] trains Marth against the Marth CPU.
     characters: list[str] = field(default_factory=lambda: ["fox", "marth"])
+    # The state layout (DESIGN.md "State"): "untouchable-27" (the default and the dodging game's) or, in
+    # fights, "fight-30", the 27 floats and the time left and both players' stocks. Where the layout does not
+    # show the time left, a game cut by its clock is a truncation (bootstrapped); with "fight-30" it is terminal.
+    state_layout: str = "untouchable-27"
     # Arena only: torch.compile the frame (3-9x faster frames; ~1-3 minutes of compiling per
     # batch size on first use, cached on disk after that).
     compile: bool = False
@@ -500,6 +504,7 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
                           "for equal weights")
     if cfg.env.cpu not in ("designed", "melee"):
         raise ConfigError(f"env.cpu must be 'designed' or 'melee', got {cfg.env.cpu!r}")
+    check_layout_config(cfg)
     check_characters_config(cfg)
     check_league_config(cfg)
     if cfg.env.env == "dolphin":
@@ -541,6 +546,18 @@ def env_levels(cfg: Config) -> tuple[int, ...]:
 def default_run_dir(cfg: Config) -> Path:
     """Where a run writes when no ``--run-dir`` is given: ``runs/<config name>-<local time>``."""
     return Path("runs") / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def check_layout_config(cfg: Config) -> None:
+    """``env.state_layout``: a known layout; one that shows the clock plays fights only."""
+    from melee_agent.envs.state import LAYOUTS, STATE_LAYOUT  # noqa: PLC0415
+
+    layout = LAYOUTS.get(cfg.env.state_layout)
+    if layout is None:
+        raise ConfigError(f"env.state_layout must be one of {', '.join(LAYOUTS)}, got {cfg.env.state_layout!r}")
+    if layout.shows_clock and not (cfg.env.game in GAMES and GAMES[cfg.env.game].whole_games):
+        raise ConfigError(f"env.state_layout={layout.name!r} shows a fight's clock and stocks (env.game='fight'); "
+                          f"the {cfg.env.game!r} game plays {STATE_LAYOUT!r}")
 
 
 def check_characters_config(cfg: Config) -> None:

@@ -9,7 +9,8 @@ row is::
     discount = 0 if the episode ended in a terminal state at t+m-1, else gamma^m
 
 so a cut episode (time limit) and a segment boundary both bootstrap from the last state, and a
-terminal state does not. Rows are ``[T*B, 57]`` float32 in the replay's column order.
+terminal state does not. Rows are ``[T*B, 57]`` float32 in the replay's column order (``2d + 3`` wide for
+a state of ``d`` floats: :func:`melee_agent.rl.rows.columns`).
 
 Environments that decide asynchronously record a frame for every environment but a decision only
 where ``ready`` holds; :func:`ready_rows` gathers each environment's decisions into its own
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import torch
 
-from melee_agent.rl.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
+from melee_agent.rl.rows import ROW_WIDTH, columns
 
 #: What a segment records per decision (``[T, B, ...]`` each), in this order.
 FIELDS = ("obs", "act", "rew", "nxt", "done", "term")
@@ -43,7 +44,7 @@ def nstep_rows(obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor, ne
                done: torch.Tensor, terminal: torch.Tensor, n: int, gamma: float) -> torch.Tensor:
     """Build n-step rows from ``[T, B, ...]`` segment tensors (``next_obs`` pre-reset at ends)."""
     rows, _ = _windows(obs, action, reward, next_obs, done, terminal, n, gamma)
-    return rows.reshape(-1, ROW_WIDTH)
+    return rows.reshape(-1, rows.shape[-1])
 
 
 def _windows(obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor, next_obs: torch.Tensor,
@@ -80,12 +81,13 @@ def _windows(obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor, next
         scale = scale * gamma
     discount = torch.where(ended_terminal, 0.0, gamma ** steps)
     b = torch.arange(B, device=dev).view(1, B).expand(T, B)
-    rows = torch.empty(T, B, ROW_WIDTH, device=dev)
-    rows[..., OBS] = obs
-    rows[..., ACTION] = action.to(torch.float32)
-    rows[..., REWARD] = ret
-    rows[..., DISCOUNT] = discount
-    rows[..., NEXT_OBS] = next_obs[last, b]
+    c = columns(obs.shape[-1])  # the state layout's width sets the row's
+    rows = torch.empty(T, B, c.width, device=dev)
+    rows[..., c.obs] = obs
+    rows[..., c.action] = action.to(torch.float32)
+    rows[..., c.reward] = ret
+    rows[..., c.discount] = discount
+    rows[..., c.next_obs] = next_obs[last, b]
     whole = ended | (steps == n)
     return rows, whole if valid is None else whole & valid
 
@@ -123,7 +125,7 @@ def ready_rows(rec: dict[str, torch.Tensor], ready: torch.Tensor, n: int, gamma:
     :func:`nstep_rows` on each environment's own decisions and concatenating gives)."""
     length = int(ready.sum(0).max()) if ready.numel() else 0
     if length == 0:
-        return torch.zeros(0, ROW_WIDTH, device=ready.device)
+        return torch.zeros(0, columns(rec["obs"].shape[-1]).width, device=ready.device)
     col, count = _by_env(rec, ready, length)
     valid = torch.arange(length, device=ready.device).view(length, 1) < count.view(1, -1)
     rows, _ = _windows(*(col[k] for k in FIELDS), n, gamma, valid=valid)
@@ -166,7 +168,7 @@ class NStepStream:
         """Take a chunk's ``[T, B, ...]`` records; return the rows whose windows are now whole."""
         length = (self.n - 1) + int(ready.sum(0).max() if ready.numel() else 0)
         if length == 0:
-            return torch.zeros(0, ROW_WIDTH, device=self.device)
+            return torch.zeros(0, columns(rec["obs"].shape[-1]).width, device=self.device)
         col, total = _by_env(rec, ready, length, self.head, self.count if self.head is not None else None)
         valid = torch.arange(length, device=self.device).view(length, 1) < total.view(1, -1)
         rows, whole = _windows(*(col[k] for k in FIELDS), self.n, self.gamma, valid=valid)
@@ -184,7 +186,8 @@ class NStepStream:
     def close(self) -> torch.Tensor:
         """The waiting decisions' rows, bootstrapped from the last state seen (a segment's end)."""
         if self.head is None or self.n == 1:
-            return torch.zeros(0, ROW_WIDTH, device=self.device)
+            width = ROW_WIDTH if self.head is None else columns(self.head["obs"].shape[-1]).width
+            return torch.zeros(0, width, device=self.device)
         valid = torch.arange(self.n - 1, device=self.device).view(-1, 1) < self.count.view(1, -1)
         rows, _ = _windows(*(self.head[k] for k in FIELDS), self.n, self.gamma, valid=valid)
         out = _env_major(rows, valid)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import torch
 
 from melee_agent.rl.model import DuelingDQN
-from melee_agent.rl.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD
+from melee_agent.rl.rows import columns, state_dim_of
 
 
 @torch.inference_mode()
@@ -36,8 +36,9 @@ def td_priorities(model: DuelingDQN, rows: torch.Tensor, reward_scale: float = 1
     n = rows.shape[0]
     if n == 0:
         return torch.zeros(0, dtype=torch.float32, device=rows.device)
-    q = model(torch.cat((rows[:, OBS], rows[:, NEXT_OBS])))
+    c = columns(state_dim_of(rows.shape[1]))  # the state layout's columns
+    q = model(torch.cat((rows[:, c.obs], rows[:, c.next_obs])))
     q_s, q_next = q[:n], q[n:]
-    y = reward_scale * rows[:, REWARD] + rows[:, DISCOUNT] * q_next.max(dim=1).values  # Q(s', argmax Q(s')) with target = online
-    taken = q_s.gather(1, rows[:, ACTION].long().unsqueeze(1)).squeeze(1)
+    y = reward_scale * rows[:, c.reward] + rows[:, c.discount] * q_next.max(dim=1).values  # Q(s', argmax Q(s')) with target = online
+    taken = q_s.gather(1, rows[:, c.action].long().unsqueeze(1)).squeeze(1)
     return (y - taken).abs().float()

@@ -34,6 +34,7 @@ from melee_agent.dolphin import DolphinEnv  # light: libmelee is imported only w
 from melee_agent.envs.make import make_env
 from melee_agent.io.segment_stats import SegmentStats
 from melee_agent.rl.model import DuelingDQN, ModelMismatch, model_from_bytes
+from melee_agent.envs.state import STATE_LAYOUT
 from melee_agent.io.wire import encode_experience
 from melee_agent.workers.priorities import td_priorities
 from melee_agent.workers.backoff import Backoff
@@ -59,7 +60,7 @@ class WorkerSettings:
 
 
 def check_model(data: bytes, headers: dict[str, str], action_set: str, device: str,
-                delay_frames: int | None = None) -> tuple[DuelingDQN, dict[str, Any]]:
+                delay_frames: int | None = None, state_layout: str = STATE_LAYOUT) -> tuple[DuelingDQN, dict[str, Any]]:
     """The model in ``data`` if it is whole and the one the manager announced; ValueError otherwise.
 
     Checked: the body's sha256 against ``X-Model-Sha256``, the weights against the file's own
@@ -73,7 +74,8 @@ def check_model(data: bytes, headers: dict[str, str], action_set: str, device: s
     if want is not None and got != want:
         raise ValueError(f"sha256 {got[:12]}... of {len(data)} bytes does not match X-Model-Sha256 {want[:12]}... "
                          "(a download cut short or altered)")
-    model, meta = model_from_bytes(data, action_set=action_set, device=device, origin="downloaded model")
+    model, meta = model_from_bytes(data, action_set=action_set, state_layout=state_layout, device=device,
+                                   origin="downloaded model")
     trained = meta.get("delay_frames")
     if delay_frames is not None and trained is not None and trained != delay_frames:
         raise ModelMismatch(f"downloaded model: the manager trains at {trained} frames of input delay, this worker "
@@ -136,7 +138,7 @@ class Worker:
             return False
         try:
             model, meta = check_model(data, headers, self.cfg.env.action_set, self.s.device,
-                                      delay_frames=self.cfg.env.delay_frames)
+                                      delay_frames=self.cfg.env.delay_frames, state_layout=self.cfg.env.state_layout)
         except ModelMismatch as e:
             # The manager trains a model for another game, action set or delay: no later download will fit either.
             raise ManagerRefused(f"{e}: the manager runs another config than this worker's; start the worker "
@@ -162,6 +164,7 @@ class Worker:
             seq = self.identity.next_seq
             payload = encode_experience(chunk, action_set=self.cfg.env.action_set, worker_id=self.worker_id,
                                         batch_seq=seq, model_version=self.version, stats=stats if last else None,
+                                        state_layout=self.cfg.env.state_layout,
                                         priority=None if priority is None else priority[start:start + step])
             self.identity.next_seq += 1
             self.rows_made += chunk.shape[0]

@@ -66,7 +66,8 @@ class FrameConsts:
     spawn_x: torch.Tensor  # [2]: respawn spots (guess)
     untouchable: bool  # the reward: untouchable, else damage (and fight)
     max_frames: int  # the frame limit (dodging) or the game's clock (fights)
-    timed: bool  # the episode is a whole game: the clock's end is terminal, not a cut
+    timed: bool  # the episode is a whole game: the clock's end is the game's end
+    clock_in_state: bool  # the state shows the time left: the clock's end is terminal (else a cut)
     delay: int  # frames between the agent's controller state and the game reading it
     neutral: torch.Tensor  # [C]: the controller at rest (what is in flight when a game starts)
     fight: FightConsts | None = None  # a fight's tables (game="fight": its frame is fight_frame), else None
@@ -152,7 +153,8 @@ def outcome(state: EnvState, damage: torch.Tensor, ko: torch.Tensor, acc: Totals
     out = frame_outcome(c.untouchable, agent_action=ps.action[:, AGENT], is_noop=cur == c.noop_index,
                         taken=damage[:, AGENT], dealt=damage[:, CPU], lost=ko[:, AGENT], took=ko[:, CPU],
                         agent_stock=ps.stock[:, AGENT], opponent_stock=ps.stock[:, CPU],
-                        episode_frame=state.game.episode_frame, max_frames=c.max_frames, timed=c.timed)
+                        episode_frame=state.game.episode_frame, max_frames=c.max_frames, timed=c.timed,
+                        clock_in_state=c.clock_in_state)
     add = (out.reward, 1.0, damage[:, AGENT], damage[:, CPU], ko[:, AGENT].float(), ko[:, CPU].float(),
            out.hit.float())
     acc = Totals(*(a + b for a, b in zip(acc, add)))

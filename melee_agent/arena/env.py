@@ -49,6 +49,7 @@ from melee_agent.arena.dodge.frame import intangible
 from melee_agent.arena.dodge.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
 from melee_agent.games import game_of
+from melee_agent.envs.state import STATE_LAYOUT, get_layout, with_clock
 from melee_agent.envs.vecenv import StepResult
 
 
@@ -57,7 +58,7 @@ class Arena:
                  seed: int = 0, action_set: str | None = None, reward: str | None = None,
                  max_frames: int | None = None, compile: bool = False, level_weights: Sequence[float] | None = None,
                  spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0, cpu: str = "designed",
-                 characters: Sequence[str] = DEFAULT_CHARACTERS):
+                 characters: Sequence[str] = DEFAULT_CHARACTERS, state_layout: str = STATE_LAYOUT):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
         setup = resolve(game, action_set, reward, max_frames)
@@ -66,8 +67,14 @@ class Arena:
         if isinstance(delay_frames, bool) or not isinstance(delay_frames, int) or not 0 <= delay_frames <= MAX_DELAY:
             raise ValueError(f"delay_frames must be an int in [0, {MAX_DELAY}], got {delay_frames!r}")
         self.delay_frames = delay_frames
+        #: The observation's layout (:data:`~melee_agent.envs.state.LAYOUTS`): where it shows no clock, a
+        #: fight cut by its clock is truncated (bootstrapped), not terminal.
+        self.layout = get_layout(state_layout)
         #: Episodes are whole games (the fight's state and rules) rather than dodging until hit.
         self.whole_games = game_of(self.game).whole_games
+        if self.layout.shows_clock and not self.whole_games:
+            raise ValueError(f"state_layout {state_layout!r} shows a fight's clock and stocks; the {self.game!r} game "
+                             f"plays {STATE_LAYOUT!r}")
         check_cpu(cpu)
         #: Which CPU plays Marth: ``melee`` (Melee's own AI, fight/melee_cpu.py, in both games) or ``designed``
         #: (fights: fight/marth_cpu.py; dodging: cpu_levels.CPU_LEVELS on the dodging game's earlier frame).
@@ -112,6 +119,7 @@ class Arena:
             seed=torch.tensor(self.seed, dtype=torch.long, device=self.device),
             spawn_x=torch.tensor([-40.0, 40.0], device=self.device),  # guess: respawn spots
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
+            clock_in_state=self.layout.shows_clock,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
             fight=self._fight_consts(num_envs, cpu),
             remap=None if aset.remap is None else torch.as_tensor(aset.remap_table, device=self.device))
@@ -179,7 +187,23 @@ class Arena:
     def observe(self, previous_action: torch.Tensor | None = None) -> torch.Tensor:
         """``[B, 27]`` float32: each environment's state vector as the agent sees it (docs/design.md, "State")."""
         prev = self.state.game.previous_action if previous_action is None else previous_action
-        return storage.observe(self.state.players, prev, self.T, self.num_actions)
+        obs = storage.observe(self.state.players, prev, self.T, self.num_actions)
+        return self.in_layout(obs, self.state.game.episode_frame, self.state.players.stock)
+
+    def in_layout(self, obs: torch.Tensor, episode_frame: torch.Tensor, stock: torch.Tensor,
+                  port: int = AGENT) -> torch.Tensor:
+        """The 27 floats ``obs`` in the arena's layout: with the fight layout, the time left on the game's clock
+        (``max_frames - episode_frame``) and both players' stocks (``stock`` ``[B, 2]``, ``port``'s first) after them."""
+        return with_clock(obs, self.layout, self.max_frames - episode_frame, stock[:, port], stock[:, 1 - port])
+
+    def _in_layout(self, end: storage.DecisionEnd) -> storage.DecisionEnd:
+        """``end``'s observations in the arena's layout: ``final`` on the clock and stocks before any reset,
+        ``next`` on those after it (the same where no game ended)."""
+        if not self.layout.shows_clock:
+            return end
+        g, ps = end.state.game, end.state.players
+        return end._replace(final=self.in_layout(end.final, end.episode_frame, end.stock),
+                            next=self.in_layout(end.next, g.episode_frame, ps.stock))
 
     def players(self) -> dict[str, dict[str, torch.Tensor]]:
         """Raw per-player fields named as libmelee's PlayerState (plus stock), for inspection."""
@@ -223,6 +247,7 @@ class Arena:
         ko_cause = ko_causes(self.state)  # before a finished game resets
         out = self._finish_decision(self.state, ready, done, action.float(), acc.reward, self.T, self.num_actions,
                                     c.seed, c.mix, c.neutral, self.compiled)
+        out = self._in_layout(out)
         self.state = out.state
         return out.next, acc.reward, done, decision_info(out, ready, done, acc, terminal, truncated, ko_cause, c)
 
@@ -332,7 +357,8 @@ class Arena:
                 end = self._reset_finished(end, f.done, c.seed, c.mix, c.neutral, self.T, self.num_actions)
             self._macro = MacroProgress(f.ready, cur, mf, acc)
             self.state = end.state
-            return end.next, acc.reward, f.done, fe.info
+            end = self._in_layout(end)
+            return end.next, acc.reward, f.done, fe.info._replace(final_obs=end.final)
         while True:
             opp = self._opponent(self._all)
             f = (self._frame_async(self.state, start, actions, acc, cur, mf, self._consts) if opp is None else

@@ -3,7 +3,8 @@
 ``dodge`` is the Untouchable paper's task: an episode lasts until the agent is hit (with the
 ``untouchable`` reward) or one minute passes (a cut). ``fight`` is a whole game of Melee's
 standard rules (docs/design.md "Fights"): 4 stocks each and an 8:00 clock; the episode is the game,
-terminal when a player has no stock left or when time runs out (see
+over when a player has no stock left (terminal) or when time runs out (terminal where the state
+shows the time left, else a cut: :func:`melee_agent.envs.rewards.frame_outcome`; see
 :func:`melee_agent.envs.rewards.game_result` for who won).
 
 Example::
@@ -30,7 +31,7 @@ class GameRules:
     reward: str  # the default reward
     rewards: tuple[str, ...]  # the rewards that fit the game's episodes
     max_frames: int  # the frame limit (dodge: a cut) or the clock (fight: the game's end)
-    timed: bool  # the clock's end is the episode's terminal end (a whole game), not a cut
+    timed: bool  # the clock's end is the game's end (a whole game; terminal where the state shows the clock)
 
 
 GAMES = {

@@ -101,7 +101,9 @@ def observe_port(env: PortArena, port: int, previous_action: Tensor | None = Non
         opp = env.opponents
         previous_action = opp.previous.float() if port == 1 and opp is not None else env.state.game.previous_action
     prev = previous_action
-    return storage.observe(port_view(env.state.players, port), prev, env.T, env.num_actions)
+    obs = storage.observe(port_view(env.state.players, port), prev, env.T, env.num_actions)
+    in_layout = getattr(env, "in_layout", None)  # the arena's layout (the fight layout adds the clock and stocks)
+    return obs if in_layout is None else in_layout(obs, env.state.game.episode_frame, env.state.players.stock, port)
 
 
 @dataclasses.dataclass

@@ -73,6 +73,8 @@ def model_settings(policy: str | None) -> ModelSettings | None:
         out["env.game"] = game
     if delay is not None:
         out["env.delay_frames"] = delay
+    if meta.get("state_layout"):
+        out["env.state_layout"] = meta["state_layout"]
     return out
 
 
@@ -105,10 +107,14 @@ def config_for_policy(config: str | None, overrides: list[str], policy: str | No
     No ``--config`` (``config`` None): for a model file, the shipped config that plays its game, action set and
     delay (one of ``env``'s where there is one), else ``default`` set to them; for a scripted policy, ``default``.
     A ``--config`` given (with its ``--set`` values) must agree with the model file: where it does not, one line
-    names the config that does (a ValueError). A delay set by name (``--set env.delay_frames=N``) is played as
+    names the config that does (a ValueError). The state layout is always the model file's (``env.state_layout``). A delay set by name (``--set env.delay_frames=N``) is played as
     asked: a model can be measured at another delay than its own (the policy warns).
     """
     wanted = model_settings(policy)
+    # The state layout is the model's whatever the config says (its network reads that many floats): set after
+    # the overrides, and not matched against the shipped configs, which all keep the default layout.
+    layout = wanted.pop("env.state_layout", None) if wanted else None
+    overrides = [*overrides, *([f"env.state_layout={layout}"] if layout else [])]
     env_set = [f"env.env={env}"] if env else []
     if config is None:
         if wanted is None:

@@ -53,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _policy_settings(policy: str | None) -> tuple[str, int, str]:
     """The policy's action set, the delay it trained under and its label on the page."""
     from melee_agent.cli.common import model_settings  # noqa: PLC0415
+    from melee_agent.envs.state import STATE_LAYOUT  # noqa: PLC0415
 
     if policy is None:
         return "fight", 0, "CPU"
@@ -64,6 +65,10 @@ def _policy_settings(policy: str | None) -> tuple[str, int, str]:
     if "env.game" not in settings or not game_of(settings["env.game"]).whole_games:
         raise ValueError(f"--policy {policy}: the model plays {settings.get('env.game', 'an unknown game')} "
                          f"(action set {settings['env.action_set']!r}); play needs a fight model (action set fight)")
+    layout = settings.get("env.state_layout", STATE_LAYOUT)
+    if layout != STATE_LAYOUT:  # the page's game and its recorded rows are the 27 floats'
+        raise ValueError(f"--policy {policy}: the model reads state layout {layout!r}; play serves models of "
+                         f"{STATE_LAYOUT!r}")
     return settings["env.action_set"], int(settings.get("env.delay_frames", 0)), Path(policy).name
 
 

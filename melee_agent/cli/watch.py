@@ -46,6 +46,7 @@ class WatchOptions(NamedTuple):
     max_frames: int = 3_600
     progress: bool = False
     delay_frames: int = 0  # the config's input delay (a model trained at 18 frames plays at 18)
+    state_layout: str = "untouchable-27"  # the model's state layout (a fight-30 model reads the clock and stocks)
 
 
 class WatchResult(NamedTuple):
@@ -125,7 +126,7 @@ def build_arena(o: WatchOptions) -> Arena:
         fight = game_of(o.game).whole_games
         return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set,
                      reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game,
-                     delay_frames=o.delay_frames)
+                     delay_frames=o.delay_frames, state_layout=o.state_layout)
     except ValueError as e:
         raise ValueError(f"--game {o.game!r}: {e}") from None
 
@@ -233,7 +234,8 @@ def run(args: argparse.Namespace) -> int:
                      seconds=args.seconds, fps=args.fps, seed=args.seed, scale=args.scale,
                      action_set=action_set, reward=reward, max_frames=cfg.env.max_frames,
                      progress=not args.no_progress and sys.stderr.isatty(),
-                     delay_frames=cfg.env.delay_frames if same else 0)
+                     delay_frames=cfg.env.delay_frames if same else 0,
+                     state_layout=cfg.env.state_layout if same else "untouchable-27")
     torch.set_num_threads(1)  # one environment: small ops gain nothing from more threads
     r = watch(o)
     how = "the episode ended" if r.ended else "--seconds reached"

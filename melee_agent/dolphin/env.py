@@ -13,12 +13,13 @@ next game's first frame, never by a new episode in the game that is over; and an
 frame of its own when its game ends (it began on that game's last frame) is not an episode: it
 starts again on the new game's first frame, where the decision is played.
 
-``game="fight"`` (docs/design.md "Fights"): the episode is the whole game, terminal on the frame a
-player loses their last stock (GAME!) or on which Melee's 8:00 clock runs out (frame 28,800,
+``game="fight"`` (docs/design.md "Fights"): the episode is the whole game, ending on the frame a
+player loses their last stock (GAME!, terminal) or on which Melee's 8:00 clock runs out (frame 28,800,
 the timer at 0:00), and the next episode starts on the next game's first frame. A game Melee itself ends
 first (TIME! at another time limit, and the sudden death that follows tied stocks) also ends its
-episode as terminal, on the last frame it showed; only a Dolphin restart cuts a fight (truncated,
-no ``game_over``). ``info`` carries the arena's ``agent_stocks``, ``opponent_stocks``,
+episode, on the last frame it showed. The clock's ends are terminal where the state layout shows the
+time left, else truncated (bootstrapped), with ``game_over`` either way; a Dolphin restart cuts a fight
+(truncated, no ``game_over``). ``info`` carries the arena's ``agent_stocks``, ``opponent_stocks``,
 ``agent_percent``, ``opponent_percent`` (the episode's last frame) and ``game_over``, so
 :mod:`melee_agent.report.evaluate` counts wins, losses and draws as it does for the arena.
 
@@ -52,7 +53,7 @@ from melee_agent.dolphin.launch import check_paths, free_udp_port, launch_option
 from melee_agent.dolphin.session import Session, start_dolphin
 from melee_agent.dolphin.supervisor import Supervisor
 from melee_agent.envs.rewards import FrameResult, GameStateRules
-from melee_agent.envs.state import encode_gamestate
+from melee_agent.envs.state import STATE_LAYOUT, encode_gamestate, get_layout
 from melee_agent.envs.vecenv import StepResult, step_info
 from melee_agent.games import game_of
 
@@ -68,7 +69,7 @@ class DolphinEnv:
     def __init__(self, cfg: DolphinConfig, cpu_level: int = 9, action_set: str | None = None,
                  reward: str | None = None, max_frames: int | None = None, device: str | torch.device = "cpu",
                  session_factory: Callable[[], Session] | None = None, menus: bool = True, game: str = "dodge",
-                 delay_frames: int = 0):
+                 delay_frames: int = 0, state_layout: str = STATE_LAYOUT):
         from melee_agent.arena.games import MAX_DELAY, resolve  # noqa: PLC0415 (the games' defaults, as the arena's)
 
         if not 1 <= cpu_level <= 9:
@@ -86,7 +87,13 @@ class DolphinEnv:
         self.action_set = aset
         self.num_actions = aset.num_actions
         self.noop_index = aset.noop_index
-        self.rules = GameStateRules(cfg.agent_port, cfg.opponent_port, reward, max_frames, timed=rules.timed)
+        #: The observation's layout: where it shows no clock, a game cut by its clock is truncated, not terminal.
+        self.layout = get_layout(state_layout)
+        if self.layout.shows_clock and not self.whole_games:
+            raise ValueError(f"state_layout {state_layout!r} shows a fight's clock and stocks; the {self.game!r} game "
+                             f"plays {STATE_LAYOUT!r}")
+        self.rules = GameStateRules(cfg.agent_port, cfg.opponent_port, reward, max_frames, timed=rules.timed,
+                                    clock_in_state=self.layout.shows_clock)
         self.max_frames = max_frames
         if session_factory is None:
             check_paths(cfg)
@@ -111,7 +118,8 @@ class DolphinEnv:
         return self.supervisor.session.controller
 
     def _obs(self, gs: Any, prev_action: int) -> torch.Tensor:
-        o = encode_gamestate(gs, self.rules.agent_port, self.rules.opponent_port, prev_action, self.num_actions)
+        o = encode_gamestate(gs, self.rules.agent_port, self.rules.opponent_port, prev_action, self.num_actions,
+                             self.layout.name, self.max_frames)
         return torch.as_tensor(np.asarray(o), device=self.device).unsqueeze(0)
 
     def reset(self) -> torch.Tensor:
@@ -163,8 +171,11 @@ class DolphinEnv:
             if left_game:  # the game ended (or Dolphin restarted) mid-episode: cut it here
                 if self.rules.timed and self.supervisor.left_by == "melee":
                     # A fight whose game Melee ended by its own rules (TIME! at its own time limit, or
-                    # into sudden death): the game is over, on the last frame it showed.
-                    total.terminal = ended_by_melee = True
+                    # into sudden death): the game is over, on the last frame it showed. Its clock
+                    # ended it: terminal where the state shows the clock, else a cut (bootstrapped).
+                    ended_by_melee = True
+                    total.terminal = self.layout.shows_clock
+                    total.truncated = not total.terminal
                 else:
                     total.truncated = not total.terminal
                 new_game = gs

@@ -42,7 +42,7 @@ def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu",
         dodge = not game_of(cfg.env.game).whole_games
         return DolphinEnv(cfg.dolphin, cpu_level=level, action_set=cfg.env.action_set, reward=cfg.env.reward,
                           max_frames=cfg.env.max_frames if dodge else None, device=device, game=cfg.env.game,
-                          delay_frames=cfg.env.delay_frames)
+                          delay_frames=cfg.env.delay_frames, state_layout=cfg.env.state_layout)
     raise ValueError(f"unknown env {kind!r}; known: {', '.join(ENVS)}")
 
 
@@ -92,4 +92,4 @@ def _arena(cfg: Config, num_envs: int, level: int | list[int], device: str | tor
     return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,
                  reward=cfg.env.reward, max_frames=cfg.env.max_frames if dodge else (cfg.env.clock_frames or None), compile=cfg.env.compile,
                  level_weights=weights, spread_levels=spread, game=cfg.env.game, delay_frames=cfg.env.delay_frames,
-                 cpu=cfg.env.cpu, characters=cfg.env.characters)
+                 cpu=cfg.env.cpu, characters=cfg.env.characters, state_layout=cfg.env.state_layout)

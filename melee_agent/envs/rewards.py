@@ -6,6 +6,13 @@ loses a stock, and is cut off (not terminal) after ``max_frames`` (3,600: one mi
 ``damage``: ``0.01 * (dealt - taken) + (stocks taken - stocks lost)`` per frame; the episode ends
 with the game (a player out of stocks), and is also cut off at the frame limit.
 
+A whole game (a fight) also ends when its clock runs out. That end is terminal only where the
+state shows the time left (a layout with the clock, ``clock_in_state``): in a state without it,
+the same state is met mid-game with the game going on, so its value cannot be 0 at the clock and
+the bootstrapped one elsewhere; the clock's end is then a cut (truncated, bootstrapped), as
+Pardo et al., "Time Limits in Reinforcement Learning" (ICML 2018), prescribe. Losing the last
+stock is terminal either way.
+
 Example::
 
     >>> import torch
@@ -67,14 +74,15 @@ def damage_reward(dealt: torch.Tensor, taken: torch.Tensor, stocks_taken: torch.
 def frame_outcome(untouchable: bool, *, agent_action: torch.Tensor, is_noop: torch.Tensor, taken: torch.Tensor,
                   dealt: torch.Tensor, lost: torch.Tensor, took: torch.Tensor, agent_stock: torch.Tensor,
                   opponent_stock: torch.Tensor, episode_frame: torch.Tensor, max_frames: int,
-                  timed: bool = False) -> FrameOutcome:
+                  timed: bool = False, clock_in_state: bool = False) -> FrameOutcome:
     """One frame's reward and episode end, from what the frame did (``[B]`` each).
 
     ``taken``/``dealt`` are this frame's damage, ``lost``/``took`` its stocks lost and taken,
     ``agent_stock``/``opponent_stock`` the stocks after it, ``episode_frame`` the frames played in
     the episode including this one. ``untouchable`` picks that reward (else ``damage``, which
     ``fight`` shares). ``timed``: the episode is a whole game and ``max_frames`` its clock, whose
-    end is the game's end (terminal), not a cut.
+    end is the game's end; it is terminal where ``clock_in_state`` (the state shows the time left),
+    else a cut (truncated: the target bootstraps, as anywhere else the state could be met).
     """
     hit = (taken > 0) | (lost > 0)
     if untouchable:
@@ -84,7 +92,7 @@ def frame_outcome(untouchable: bool, *, agent_action: torch.Tensor, is_noop: tor
         reward = damage_reward(dealt, taken, took, lost)
         terminal = (agent_stock <= 0) | (opponent_stock <= 0)
     time_up = episode_frame >= max_frames
-    if timed:
+    if timed and clock_in_state:
         return FrameOutcome(reward, hit, terminal | time_up, torch.zeros_like(terminal))
     return FrameOutcome(reward, hit, terminal, ~terminal & time_up)
 
@@ -131,14 +139,17 @@ class GameStateRules:
     ``frameToGameTimer``: 00:00.00 on frame 60 x the starting seconds), and the frame on which it
     shows none, ``gs.frame == max_frames``, is the game's last (slippi-js's timed test replay
     ``teams_time_p3_redVSp1p2_blueVSp4_green_winner_blue.slp``, a 1:00 game, ends on frame 3,600): it
-    ends the game (terminal), as a player's last stock lost does.
+    ends the game, as a player's last stock lost does; terminal with ``clock_in_state`` (the state
+    shows the time left), else a cut (see :func:`frame_outcome`).
     """
 
-    def __init__(self, agent_port: int, opponent_port: int, reward: str, max_frames: int, timed: bool = False):
+    def __init__(self, agent_port: int, opponent_port: int, reward: str, max_frames: int, timed: bool = False,
+                 clock_in_state: bool = False):
         self.agent_port, self.opponent_port = agent_port, opponent_port
         self.reward = check_reward(reward)
         self.max_frames = max_frames
         self.timed = timed
+        self.clock_in_state = clock_in_state
         self.episode_frame = 0
         self.episode_return = 0.0
         self._prev: tuple[float, int, float, int] | None = None
@@ -192,7 +203,7 @@ class GameStateRules:
         out = frame_outcome(self.reward == "untouchable", agent_action=t(int(gs.players[self.agent_port].action.value)),
                             is_noop=t(noop), taken=t(taken), dealt=t(dealt), lost=t(lost), took=t(took),
                             agent_stock=t(a_stock), opponent_stock=t(o_stock), episode_frame=t(self.clock(gs)),
-                            max_frames=self.max_frames, timed=self.timed)
+                            max_frames=self.max_frames, timed=self.timed, clock_in_state=self.clock_in_state)
         reward = float(out.reward)
         self.episode_return += reward
         return FrameResult(reward, bool(out.hit), taken, dealt, lost, took, bool(out.terminal), bool(out.truncated))

@@ -1,5 +1,8 @@
 """The 27-float state ("untouchable-27"): one table, and the encoders that all go through it.
 
+The fight layout ("fight-30", :data:`LAYOUTS`) is those 27 floats and then the time left and both
+players' stocks (:func:`encode_clock`), which a fight's value depends on and the 27 floats lack.
+
 Layout: 13 values for the agent, the same 13 for the opponent, then the previous action.
 Each value is ``clip((min(raw, cap) + offset) / scale, 0, 1)`` of a libmelee ``PlayerState``
 field (``in_air`` is ``1 - on_ground``; ``speed_x`` is the ground or air self-speed, whichever
@@ -32,6 +35,37 @@ STATE_LAYOUT = "untouchable-27"
 PLAYER_DIM = 13
 STATE_DIM = 2 * PLAYER_DIM + 1
 PREVIOUS_ACTION_INDEX = STATE_DIM - 1
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """A state layout: its name (what model files and experience batches record), its width, and
+    whether it shows the time left (then a clock's end is terminal, else a cut)."""
+
+    name: str
+    dim: int
+    shows_clock: bool
+
+
+#: The fight layout: the 27 floats, then the time left and both players' stocks (:func:`encode_clock`).
+FIGHT_LAYOUT = "fight-30"
+#: The three values the fight layout adds, in order.
+CLOCK_NAMES = ("time_left", "agent_stocks", "opponent_stocks")
+CLOCK_SCALE = 28_800.0  # frames: Melee's standard 8:00 clock at 60 frames a second (DESIGN.md "Fights")
+STOCK_SCALE = 4.0  # stocks: Melee's standard 4 each (DESIGN.md "Fights")
+
+#: The layouts by name; ``untouchable-27`` is the default and the dodging game's.
+LAYOUTS: dict[str, StateLayout] = {
+    STATE_LAYOUT: StateLayout(STATE_LAYOUT, STATE_DIM, shows_clock=False),
+    FIGHT_LAYOUT: StateLayout(FIGHT_LAYOUT, STATE_DIM + len(CLOCK_NAMES), shows_clock=True),
+}
+
+
+def get_layout(name: str) -> StateLayout:
+    """The layout called ``name``; a ``ValueError`` naming ``env.state_layout`` for an unknown one."""
+    if name not in LAYOUTS:
+        raise ValueError(f"unknown env.state_layout {name!r}; known: {', '.join(LAYOUTS)}")
+    return LAYOUTS[name]
 
 
 @dataclass(frozen=True)
@@ -69,6 +103,34 @@ STATE_NAMES: tuple[str, ...] = (
     + ("previous_action",)
 )
 RAW_FIELDS: tuple[str, ...] = tuple(f.source for f in STATE_FIELDS)
+
+
+def encode_clock(frames_left: Any, agent_stock: Any, opponent_stock: Any) -> Any:
+    """The fight layout's three values (``[..., 3]``, torch in, torch out; else numpy): the time left
+    ``frames_left / 28,800`` (Melee's 8:00, so a value is the same time whatever the game's clock) and each
+    player's stocks ``/ 4``, each clipped to [0, 1].
+
+    >>> encode_clock(np.array([28_800.0, 3_600.0]), np.array([4, 1]), np.array([2, 0])).tolist()
+    [[1.0, 1.0, 0.5], [0.125, 0.25, 0.0]]
+    """
+    if _is_torch(frames_left) or _is_torch(agent_stock):
+        device = (frames_left if _is_torch(frames_left) else agent_stock).device
+        t, a, o = torch.broadcast_tensors(*(torch.as_tensor(v, device=device).to(torch.float32)
+                                            for v in (frames_left, agent_stock, opponent_stock)))
+        return torch.stack((t / CLOCK_SCALE, a / STOCK_SCALE, o / STOCK_SCALE), -1).clamp(0.0, 1.0)
+    t, a, o = np.broadcast_arrays(*(np.asarray(v, np.float32) for v in (frames_left, agent_stock, opponent_stock)))
+    return np.clip(np.stack((t / np.float32(CLOCK_SCALE), a / np.float32(STOCK_SCALE), o / np.float32(STOCK_SCALE)),
+                            -1), 0.0, 1.0).astype(np.float32)
+
+
+def with_clock(obs: Any, layout: StateLayout, frames_left: Any, agent_stock: Any, opponent_stock: Any) -> Any:
+    """``obs`` (the 27 floats, ``[..., 27]``) in ``layout``: as it is, or with :func:`encode_clock`'s values after it."""
+    if not layout.shows_clock:
+        return obs
+    extra = encode_clock(frames_left, agent_stock, opponent_stock)
+    if _is_torch(obs):
+        return torch.cat((obs, torch.as_tensor(extra, device=obs.device)), -1)
+    return np.concatenate((obs, np.asarray(extra, np.float32)), -1)
 
 
 def _is_torch(x: Any) -> bool:
@@ -132,8 +194,12 @@ def encode_gamestate(
     opponent_port: int,
     previous_action: int = 0,
     num_actions: int = 5,
+    layout: str = STATE_LAYOUT,
+    clock_frames: int = int(CLOCK_SCALE),
 ) -> np.ndarray:
-    """Encode one libmelee ``GameState`` as a float32 ``[27]`` vector for the agent's port."""
+    """Encode one libmelee ``GameState`` as a float32 ``[27]`` vector for the agent's port (``[30]`` in the fight
+    layout: the time left is ``clock_frames - gamestate.frame``, the timer counting from GO, libmelee's frame 0,
+    and showing the whole clock during the countdown before it; the stocks are ``PlayerState.stock``)."""
     players = gamestate.players
     for role, port in (("agent", agent_port), ("opponent", opponent_port)):
         if port not in players:
@@ -142,7 +208,10 @@ def encode_gamestate(
             )
     agent = player_fields(players[agent_port])
     opponent = player_fields(players[opponent_port])
-    return encode_players(agent, opponent, previous_action, num_actions)
+    obs = encode_players(agent, opponent, previous_action, num_actions)
+    # The countdown before GO (frames -123..-1) is not on the clock: the timer shows all of it.
+    return with_clock(obs, get_layout(layout), clock_frames - max(float(gamestate.frame), 0.0), float(players[agent_port].stock),
+                      float(players[opponent_port].stock))
 
 
 _TABLE_CACHE: dict[Any, tuple[torch.Tensor, ...]] = {}

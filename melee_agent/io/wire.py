@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from melee_agent.rl.rows import ACTION, DISCOUNT, ROW_WIDTH
+from melee_agent.rl.rows import columns
 from melee_agent.io.safetensors_header import HeaderError, read_header
 from melee_agent.io.segment_stats import SegmentStats
-from melee_agent.envs.state import STATE_LAYOUT
+from melee_agent.envs.state import STATE_LAYOUT, get_layout
 
 EXPERIENCE_SCHEMA = "melee-agent/experience/1"
 MAX_WORKER_ID = 200  # the manager remembers (worker_id, batch_seq) for every accepted batch
@@ -83,6 +83,7 @@ def decode_experience(data: bytes, *, action_set: str, num_actions: int, max_row
         raise WireError(409, f"state_layout is {meta.get('state_layout')!r}, this manager trains on {state_layout!r}")
     if meta.get("action_set") != action_set:
         raise WireError(409, f"action_set is {meta.get('action_set')!r}, this manager trains on {action_set!r}")
+    cols = columns(get_layout(state_layout).dim)  # the rows' width follows the state layout's
     info = header.get("rows")
     if not isinstance(info, dict):
         raise WireError(400, "no tensor named 'rows' in the batch")
@@ -92,8 +93,8 @@ def decode_experience(data: bytes, *, action_set: str, num_actions: int, max_row
     shape = info.get("shape")
     if info.get("dtype") != "F32":
         raise WireError(400, f"rows dtype is {info.get('dtype')}, expected F32 (float32)")
-    if not (isinstance(shape, list) and len(shape) == 2 and shape[1] == ROW_WIDTH):
-        raise WireError(400, f"rows shape is {shape}, expected [n, {ROW_WIDTH}]")
+    if not (isinstance(shape, list) and len(shape) == 2 and shape[1] == cols.width):
+        raise WireError(400, f"rows shape is {shape}, expected [n, {cols.width}] (state layout {state_layout!r})")
     n = int(shape[0])
     if n == 0:
         raise WireError(400, "rows is empty")
@@ -113,11 +114,11 @@ def decode_experience(data: bytes, *, action_set: str, num_actions: int, max_row
     if not np.isfinite(rows).all():
         bad = int(np.argwhere(~np.isfinite(rows))[0][0])
         raise WireError(400, f"rows hold non-finite values (first at row {bad})")
-    act = rows[:, ACTION]
+    act = rows[:, cols.action]
     if (act < 0).any() or (act >= num_actions).any() or (act != np.floor(act)).any():
         bad = int(np.argmax((act < 0) | (act >= num_actions) | (act != np.floor(act))))
         raise WireError(400, f"action out of range [0, {num_actions}) or not an integer at row {bad}: {act[bad]}")
-    disc = rows[:, DISCOUNT]
+    disc = rows[:, cols.discount]
     if (disc < 0).any() or (disc > 1).any():
         bad = int(np.argmax((disc < 0) | (disc > 1)))
         raise WireError(400, f"discount outside [0, 1] at row {bad}: {disc[bad]}")

@@ -43,7 +43,7 @@ def model_member(path: str | Path, action_set: str, character: str | None = None
     the file's stem, or its whole path where that is ``model`` or ``full_path`` asks."""
     from melee_agent.rl.model import load_model  # noqa: PLC0415
 
-    _, meta = load_model(path, action_set=action_set)
+    _, meta = load_model(path, action_set=action_set, state_layout=None)  # any layout: play() builds the arena in it
     name = str(path) if full_path or Path(path).stem == "model" else Path(path).stem
     own = meta.get("character", "fox")
     if character is not None and character != own:
@@ -68,6 +68,21 @@ def split_model_arg(arg: str) -> tuple[str, str | None]:
     return arg, None
 
 
+def _layout(a: Member, b: Member) -> str:
+    """The state layout both models read (the arena shows both ports the same one); a ValueError where they differ."""
+    from melee_agent.envs.state import STATE_LAYOUT  # noqa: PLC0415
+    from melee_agent.io.safetensors_header import read_metadata  # noqa: PLC0415
+
+    layouts = {}
+    for m in (a, b):
+        if m.path is not None:
+            with open(m.path, "rb") as f:
+                layouts[m.name] = read_metadata(f.read()).get("state_layout", STATE_LAYOUT)
+    if len(set(layouts.values())) > 1:
+        raise ValueError(f"{a.name} and {b.name} read different state layouts ({layouts}): they cannot share an arena")
+    return next(iter(layouts.values()), STATE_LAYOUT)
+
+
 def _policy(member: Member, action_set: str, device: str):
     from melee_agent.rl.policies import model_policy  # noqa: PLC0415
 
@@ -90,7 +105,7 @@ def play(a: Member, b: Member, games: int, action_set: str = "fight", clock_fram
     if a.path is None:
         raise ValueError(f"{a.name}: the CPU plays port 1 only (Marth)")
     kw: dict[str, Any] = dict(game="fight", action_set=action_set, reward="fight", seed=seed, device=device,
-                              max_frames=clock_frames)
+                              max_frames=clock_frames, state_layout=_layout(a, b))
     if b.path is None:
         env = Arena(games, cpu_level=int(b.level), characters=(a.character, "marth"), **kw)
     else:

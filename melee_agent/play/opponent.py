@@ -29,11 +29,17 @@ def own_view(obs: torch.Tensor, port: int) -> torch.Tensor:
     >>> o = torch.arange(27.0).view(1, 27)
     >>> own_view(o, 1)[0, :2].tolist(), own_view(o, 1)[0, 13:15].tolist(), own_view(o, 1)[0, 26].item()
     ([13.0, 14.0], [0.0, 1.0], 26.0)
+    >>> own_view(torch.arange(30.0).view(1, 30), 1)[0, 26:].tolist()  # the fight layout: the stocks swap too
+    [26.0, 27.0, 29.0, 28.0]
     """
     if port == 0:
         return obs
     n = PER_PLAYER
-    return torch.cat((obs[:, n:2 * n], obs[:, :n], obs[:, 2 * n:]), 1)
+    out = torch.cat((obs[:, n:2 * n], obs[:, :n], obs[:, 2 * n:]), 1)
+    if obs.shape[1] > STATE_DIM:  # the fight layout: the time left, then the stocks, its own first
+        s = STATE_DIM + 1
+        out = torch.cat((out[:, :s], obs[:, s + 1:s + 2], obs[:, s:s + 1], out[:, s + 2:]), 1)
+    return out
 
 
 def frame_values(pads: Pads) -> dict[str, float | bool]:

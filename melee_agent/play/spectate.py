@@ -19,6 +19,7 @@ import torch
 
 from melee_agent.envs.actions import base_name
 from melee_agent.arena import Arena
+from melee_agent.envs.state import STATE_LAYOUT
 from melee_agent.rl.model import load_model, trained_delay
 from melee_agent.play.view import frame_json, view_of
 
@@ -78,7 +79,7 @@ class Spectator:
         if key == self._seen:
             return False
         try:
-            model, meta = load_model(self.model_file)
+            model, meta = load_model(self.model_file, state_layout=None)  # any layout: the arena is built in it
         except (OSError, ValueError):  # caught between writes: the next poll reads it
             return False
         self._seen = key
@@ -87,7 +88,8 @@ class Spectator:
         if self.arena is None or action_set != self.action_set:
             fight = base_name(action_set) == "fight"
             self.arena = Arena(1, cpu_level=self.cpu_level, seed=self.seed, game="fight" if fight else "dodge",
-                               action_set=action_set, delay_frames=trained_delay(meta) or 0)
+                               action_set=action_set, delay_frames=trained_delay(meta) or 0,
+                               state_layout=meta.get("state_layout", STATE_LAYOUT))
             self.arena.on_frame = lambda s: self.pending.append(frame_json(view_of(s, self.arena.T)))
             self.obs = self.arena.reset()
             self.action_set = action_set

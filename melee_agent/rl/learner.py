@@ -145,12 +145,14 @@ class Learner:
 
     @classmethod
     def from_config(cls, replay: Replay, num_actions: int, device: str | torch.device, cfg: LearnerConfig,
-                    model: DuelingDQN | None = None, beta_steps: int = 0, seed: int | None = None) -> "Learner":
-        """A learner with ``cfg``'s settings; its network ``cfg.shared`` / ``cfg.stream`` wide unless ``model``,
-        its first weights drawn from ``seed`` where given (else from torch's global generator)."""
+                    model: DuelingDQN | None = None, beta_steps: int = 0, seed: int | None = None,
+                    state_dim: int = STATE_DIM) -> "Learner":
+        """A learner with ``cfg``'s settings; its network ``cfg.shared`` / ``cfg.stream`` wide (reading ``state_dim``
+        floats: the state layout's width) unless ``model``, its first weights drawn from ``seed`` where given (else
+        from torch's global generator)."""
         if model is None:
             with seeded(seed) if seed is not None else contextlib.nullcontext():
-                model = DuelingDQN(STATE_DIM, num_actions, shared=cfg.shared, stream=cfg.stream)
+                model = DuelingDQN(state_dim, num_actions, shared=cfg.shared, stream=cfg.stream)
         return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
                    grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,
                    huber_delta=cfg.huber_delta, reward_scale=cfg.reward_scale, model=model, beta_steps=beta_steps,

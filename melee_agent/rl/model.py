@@ -29,7 +29,7 @@ from torch import nn
 
 from melee_agent.io.files import atomic_write_bytes
 from melee_agent.io.safetensors_header import HeaderError, read_metadata
-from melee_agent.envs.state import STATE_DIM, STATE_LAYOUT
+from melee_agent.envs.state import LAYOUTS, STATE_DIM, STATE_LAYOUT
 
 MODEL_SCHEMA = "melee-agent/model/1"
 
@@ -84,6 +84,7 @@ def model_to_bytes(
     expected = _expected_actions(action_set)
     if expected is not None and expected != model.num_actions:
         raise ValueError(f"action set {action_set!r} has {expected} actions, the network has {model.num_actions}")
+    _check_layout_width(state_layout, model.state_dim, "the network")
     weights = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
     meta = {
         "weights_sha256": weights_digest(weights),
@@ -163,6 +164,7 @@ def model_from_bytes(
         model = DuelingDQN(**sizes)
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{origin}: bad model metadata ({type(e).__name__}: {e})") from None
+    _check_layout_width(meta.get("state_layout"), model.state_dim, f"{origin}: the network")
     expected = _expected_actions(meta.get("action_set"))
     if expected is not None and expected != model.num_actions:
         raise ValueError(f"{origin}: action set {meta.get('action_set')!r} has {expected} actions, "
@@ -182,6 +184,13 @@ def model_from_bytes(
     out["delay_frames"] = trained_delay(meta, origin)
     out["sha256"] = hashlib.sha256(data).hexdigest()
     return model, out
+
+
+def _check_layout_width(layout: str | None, state_dim: int, who: str) -> None:
+    """A known state layout's width must be the network's input width (an unknown one is left to whoever reads it)."""
+    known = LAYOUTS.get(layout or "")
+    if known is not None and known.dim != state_dim:
+        raise ValueError(f"{who} reads {state_dim} floats, but state layout {layout!r} has {known.dim}")
 
 
 def trained_delay(meta: dict[str, str], origin: str = "model") -> int | None:

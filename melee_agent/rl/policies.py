@@ -217,7 +217,8 @@ def model_policy(path: str | Path, action_set: str, device: str | torch.device =
     """The model file's greedy policy; a warning where the file trained under another ``delay_frames``."""
     from melee_agent.rl.model import load_model  # noqa: PLC0415
 
-    model, meta = load_model(path, action_set=action_set, device=device)
+    # Any state layout: the environment is built in the file's (cli.common.config_for_policy reads it).
+    model, meta = load_model(path, action_set=action_set, state_layout=None, device=device)
     trained = meta.get("delay_frames")
     if delay_frames is not None and trained is not None and trained != delay_frames:
         warnings.warn(f"{path}: the model trained with {trained} frames of input delay and plays here with "

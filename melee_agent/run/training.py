@@ -190,7 +190,8 @@ def play_check(cfg: Config, model_bytes: bytes, episodes: int, device: str, poli
     cfg = eval_config(cfg)
     env, episodes = make_eval_env(cfg, episodes, levels, device=device, seed=seed, max_envs=cfg.train.eval_envs)
     if policy == "model":
-        model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, device=device)
+        model, meta = model_from_bytes(model_bytes, action_set=cfg.env.action_set, state_layout=cfg.env.state_layout,
+                                       device=device)
 
         @torch.inference_mode()
         def pi(obs: torch.Tensor) -> torch.Tensor:

@@ -32,6 +32,7 @@ from umi.frame import CTRL_FIELDS, NEUTRAL_CTRL
 
 from melee_agent.envs.actions import COL, ActionSet, get_action_set
 from melee_agent.rl.model import DuelingDQN, model_from_bytes
+from melee_agent.envs.state import STATE_LAYOUT, get_layout
 from melee_agent.umi.frames import encode_frames
 
 #: Where each UMI controller value comes from in :meth:`ActionSet.table` (None: held neutral).
@@ -74,12 +75,17 @@ class MeleeAgentBot(umi.Bot):
         self.ctrl = controller_table(action_set)
         self.lengths = action_set.lengths
         self.remap = action_set.remap_table  # [A, A]: the macro of decision a after decision p
+        #: The state layout the model file records (what each frame is encoded to).
+        self.layout = get_layout(self.meta.get("state_layout", STATE_LAYOUT))
+        if self.layout.dim != model.state_dim:
+            raise ValueError(f"the network reads {model.state_dim} floats, state layout {self.layout.name!r} has "
+                             f"{self.layout.dim}")
 
     @classmethod
     def from_bytes(cls, data: bytes, origin: str = "model") -> MeleeAgentBot:
         """A bot from model-file bytes (any action set the file names); a bad file is a ValueError naming it."""
         try:
-            model, meta = model_from_bytes(data, origin=origin)
+            model, meta = model_from_bytes(data, state_layout=None, origin=origin)  # any layout: frames are encoded in it
         except ValueError as e:  # some of its messages (not a safetensors file, ...) do not name the file
             raise ValueError(str(e) if str(e).startswith(f"{origin}:") else f"{origin}: {e}") from None
         try:
@@ -120,7 +126,7 @@ class MeleeAgentBot(umi.Bot):
 
     def decide(self, frames: np.ndarray, previous_action: np.ndarray) -> np.ndarray:
         """The model's greedy actions ``[N]`` for these frames."""
-        obs = torch.from_numpy(encode_frames(frames, previous_action, self.num_actions))
+        obs = torch.from_numpy(encode_frames(frames, previous_action, self.num_actions, self.layout.name))
         return self.model(obs).argmax(dim=1).numpy()
 
     def act(self, batch: umi.Batch, state: dict[str, np.ndarray]) -> tuple[umi.Actions, dict[str, np.ndarray]]:

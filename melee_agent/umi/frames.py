@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from umi.frame import FRAME
 
-from melee_agent.envs.state import encode_players
+from melee_agent.envs.state import CLOCK_SCALE, STATE_LAYOUT, encode_players, get_layout, with_clock
 
 
 @lru_cache(maxsize=1)
@@ -77,11 +77,14 @@ def fighter_fields(fighters: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-def encode_frames(frames: np.ndarray, previous_action: Any, num_actions: int) -> np.ndarray:
+def encode_frames(frames: np.ndarray, previous_action: Any, num_actions: int, layout: str = STATE_LAYOUT,
+                  clock_frames: int = int(CLOCK_SCALE)) -> np.ndarray:
     """Encode UMI frames ``[N]`` (``umi.frame.FRAME``, seat 0 = the agent) as float32 ``[N, 27]``.
 
     ``previous_action`` is ``[N]`` (or one) action index in ``[0, num_actions)``. The values are
     those :func:`melee_agent.envs.state.encode_gamestate` gives the same game state read by libmelee.
+    In the fight layout (``[N, 30]``) the time left is ``clock_frames - frame`` (UMI's ``frame`` counts as
+    libmelee's: -123 on the first frame, 0 at GO) and the stocks are each seat's ``stocks``.
     """
     frames = np.asarray(frames)
     if frames.dtype != FRAME:
@@ -89,4 +92,6 @@ def encode_frames(frames: np.ndarray, previous_action: Any, num_actions: int) ->
     frames = frames.reshape(-1)
     players = frames["players"]
     prev = np.broadcast_to(np.asarray(previous_action), (len(frames),))
-    return encode_players(fighter_fields(players[:, 0]), fighter_fields(players[:, 1]), prev, num_actions)
+    obs = encode_players(fighter_fields(players[:, 0]), fighter_fields(players[:, 1]), prev, num_actions)
+    return with_clock(obs, get_layout(layout), clock_frames - np.maximum(frames["frame"], 0).astype(np.float32),
+                      players[:, 0]["stocks"], players[:, 1]["stocks"])

@@ -11,6 +11,10 @@ from melee_agent.arena import libmelee_data as d
 from melee_agent.arena.env_state import AGENT, CPU, with_game, with_player
 from melee_agent.arena.dodge.frame import intangible
 from melee_agent.envs.rewards import GAME_FRAMES, game_result
+from melee_agent.envs.state import STATE_DIM
+from melee_agent.rl.model import DuelingDQN
+from melee_agent.rl.rows import DISCOUNT, NEXT_OBS, REWARD
+from melee_agent.workers.nstep import nstep_rows
 
 FALLING = float(Action.FALLING.value)
 
@@ -67,7 +71,8 @@ def test_the_last_stock_ends_the_game_terminal_with_its_result_and_a_new_game_st
     assert env.state.players.stock[0].tolist() == [4.0, 4.0] and env.state.game.episode_frame[0].item() == 0
 
 
-def test_the_clock_ends_the_game_terminal_and_more_stocks_then_less_percent_wins():
+def test_the_clock_ends_the_game_as_a_cut_and_more_stocks_then_less_percent_wins():
+    # The default layout shows no clock: its end is a cut (truncated), yet the game is over.
     env = fight(4, action_set="untouchable")  # its noop is one frame
     assert env.max_frames == GAME_FRAMES == 28_800  # 8:00
     env.state = with_game(env.state, episode_frame=float(GAME_FRAMES - 2), cpu_cooldown=1e9)
@@ -78,10 +83,51 @@ def test_the_clock_ends_the_game_terminal_and_more_stocks_then_less_percent_wins
     _, _, done, info = noop(env)
     assert not done.any()  # 28,799 frames played: one to go
     _, _, done, info = noop(env)
-    assert done.all() and info.terminal.all() and not info.truncated.any() and info.game_over.all()
+    assert done.all() and info.truncated.all() and not info.terminal.any() and info.game_over.all()
     assert info.episode_frame.tolist() == [GAME_FRAMES] * 4
     result = game_result(info.agent_stocks, info.opponent_stocks, info.agent_percent, info.opponent_percent)
     assert result.tolist() == [1, 1, -1, 0]  # more stocks; equal stocks, less percent; more percent; a draw
+
+
+def test_a_state_at_the_clock_and_mid_game_gets_the_same_bootstrapped_target_without_the_clock():
+    # Pardo et al. 2018: where the state lacks the time left, the clock's cut must bootstrap, or two equal
+    # states get different targets (0 at the cut, the bootstrapped value mid-game).
+    env = fight(2, action_set="untouchable")  # its noop is one frame
+    env.state = with_game(env.state, episode_frame=torch.tensor([GAME_FRAMES - 1.0, 1_000.0]), cpu_cooldown=1e9)
+    for who, x in ((AGENT, -30.0), (CPU, 30.0)):  # the spawns differ by environment
+        env.state = with_player(env.state, who, position_x=x)
+    obs = env.observe()
+    assert torch.equal(obs[0], obs[1])  # the 27 floats hold no clock: the same state
+    _, reward, done, info = noop(env)
+    assert done.tolist() == [True, False] and info.game_over.tolist() == [True, False]
+    rows = nstep_rows(obs.unsqueeze(0), torch.full((1, 2), env.noop_index), reward.unsqueeze(0),
+                      info.final_obs.unsqueeze(0), done.unsqueeze(0), info.terminal.unsqueeze(0), n=1, gamma=0.99)
+    assert rows[:, DISCOUNT].tolist() == pytest.approx([0.99, 0.99])
+    torch.manual_seed(0)
+    q = DuelingDQN(STATE_DIM, env.num_actions)
+    with torch.no_grad():  # one row a forward: a batch's rows may round differently
+        target = [float(r[REWARD] + r[DISCOUNT] * q(r[NEXT_OBS].unsqueeze(0)).max()) for r in rows]
+    assert torch.equal(rows[0], rows[1]) and target[0] == target[1] != float(rows[0, REWARD])
+
+
+def test_the_fight_layout_shows_the_time_left_and_stocks_and_its_clock_end_is_terminal():
+    env = fight(2, action_set="untouchable", state_layout="fight-30")
+    env.state = with_game(env.state, episode_frame=torch.tensor([GAME_FRAMES - 1.0, 7_200.0]), cpu_cooldown=1e9)
+    env.state = with_player(env.state, AGENT, stock=torch.tensor([3.0, 1.0]))
+    obs = env.observe()
+    assert obs.shape == (2, 30)
+    # time left / 28,800 (Melee's 8:00), then the agent's and the opponent's stocks / 4
+    assert obs[:, 27:].flatten().tolist() == pytest.approx([1 / GAME_FRAMES, 0.75, 1.0, 0.75, 0.25, 1.0])
+    nxt, _, done, info = noop(env)
+    assert done.tolist() == [True, False] and info.game_over.tolist() == [True, False]
+    assert info.terminal.tolist() == [True, False] and not info.truncated.any()  # the state shows the clock
+    assert info.final_obs[0, 27:].tolist() == [0.0, 0.75, 1.0]  # the game's last state: no time left
+    assert nxt[0, 27:].tolist() == [1.0, 1.0, 1.0]  # the next game's first: 8:00 and 4 stocks each
+    assert nxt[1, 27].item() == pytest.approx((GAME_FRAMES - 7_201) / GAME_FRAMES)
+    with pytest.raises(ValueError, match="state_layout 'fight-30' shows a fight's clock"):
+        Arena(1, state_layout="fight-30")
+    with pytest.raises(ValueError, match="unknown env.state_layout 'other-9'"):
+        Arena(1, game="fight", state_layout="other-9")
 
 
 def test_dodging_episodes_are_not_games():

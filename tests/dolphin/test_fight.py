@@ -144,18 +144,20 @@ def test_dolphin_fight_stock_lost_is_never_negative_damage():
     assert seen_reset == 3  # three respawns: the fourth KO ends the game
 
 
-def test_dolphin_fight_clock_counts_from_go_and_ends_the_game():
+@pytest.mark.parametrize("clock_in_state", [False, True])
+def test_dolphin_fight_clock_counts_from_go_and_ends_the_game(clock_in_state):
     # Melee's timer starts at GO (libmelee's frame 0); the 123 countdown frames are not on it. The
-    # frame on which it reads 0:00 (frame max_frames) is the game's last and ends it, as terminal.
+    # frame on which it reads 0:00 (frame max_frames) is the game's last and ends it: terminal where the
+    # state shows the clock, else a cut (bootstrapped).
     states = read_gamestates(replay_path("libmelee_test_game_1.slp"))
-    rules = GameStateRules(1, 2, "fight", 200, timed=True)
+    rules = GameStateRules(1, 2, "fight", 200, timed=True, clock_in_state=clock_in_state)
     rules.start(states[0])
     assert states[0].frame == -123
     for gs in states[1:]:
         r = rules.frame(gs, noop=True)
-        if r.terminal:
+        if r.terminal or r.truncated:
             break
-    assert gs.frame == 200 and rules.time_up(gs) and not r.truncated
+    assert gs.frame == 200 and rules.time_up(gs) and (r.terminal, r.truncated) == (clock_in_state, not clock_in_state)
     assert rules.episode_frame == 123 + 200  # frames -122..200: the episode's first frame (-123) is its start
 
 
@@ -199,7 +201,9 @@ def test_dolphin_fight_env_ends_the_game_on_the_clock_and_goes_on_in_the_next_on
         steps.append(env.step(torch.tensor([env.noop_index])))
     _, _, _, info = steps[-1]
     at = next(i for i, s in enumerate(states) if s.frame == 300)
-    assert info["terminal"].item() and info["game_over"].item() and info["episode_frame"].item() == at
+    # The 27 floats show no clock: its end is a cut (bootstrapped), and the game is over.
+    assert info["truncated"].item() and not info["terminal"].item()
+    assert info["game_over"].item() and info["episode_frame"].item() == at
     last = states[at].players
     assert info["agent_stocks"].item() == last[a].stock and info["opponent_stocks"].item() == last[o].stock
     assert info["agent_percent"].item() == pytest.approx(float(last[a].percent))
@@ -207,6 +211,23 @@ def test_dolphin_fight_env_ends_the_game_on_the_clock_and_goes_on_in_the_next_on
     nxt = env.step(torch.tensor([env.noop_index]))[3]
     assert env.restarts == 1 and nxt["frames"].item() == 3 and not nxt["terminal"].item()
     assert env.rules.episode_frame == 3 and env.gamestate.frame == states[3].frame
+
+
+def test_dolphin_fight_layout_shows_the_clock_and_stocks_and_ends_the_game_terminal_on_it():
+    # With the fight layout the state shows the time left, so the clock's end is terminal (no cut).
+    env, states = file_env(replay_path("libmelee_test_game_1.slp"), max_frames=300, action_set="basic",
+                           state_layout="fight-30")
+    obs = env.reset()
+    # Before GO the timer shows the whole clock (300 frames here), in 8:00 units; 4 stocks each.
+    assert obs.shape == (1, 30) and obs[0, 27:].tolist() == pytest.approx([300 / 28_800, 1.0, 1.0])
+    steps = []
+    while not steps or not steps[-1][2].item():
+        steps.append(env.step(torch.tensor([env.noop_index])))
+    info = steps[-1][3]
+    assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
+    assert info["final_obs"][0, 27:].tolist() == [0.0, 0.75, 1.0]  # no time left; port 1 lost a stock at 264
+    mid = steps[len(steps) // 2][0][0, 27].item()
+    assert 0.0 < mid < 300 / 28_800
 
 
 def _same_controller(commands: list[str], frame) -> bool:
@@ -341,7 +362,8 @@ def test_dolphin_fight_eval_cli_against_the_standin_counts_the_game_as_the_repla
 @pytest.mark.slow
 def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):
     # libmelee_test_game_1 runs out (TIME!) with port 1 a stock down: Melee ends the game before
-    # the 8:00 clock would. The episode is the game's, terminal, and the agent lost it.
+    # the 8:00 clock would. The episode is the game's, and the agent lost it; the clock ended it, which
+    # the 27 floats do not show: a cut (bootstrapped), not terminal.
     states = read_gamestates(replay_path("libmelee_test_game_1.slp"))
     exe, iso = _standin(tmp_path, "libmelee_test_game_1.slp")
     cfg = DolphinConfig(dolphin_path=str(exe), iso_path=str(iso), timeout_s=5, menu_timeout_s=60)
@@ -353,7 +375,7 @@ def test_dolphin_fight_a_game_melee_ends_at_time_is_over_not_cut(tmp_path):
         env.close()
     assert any("game 1 over (TIME!)" in e for e in events(exe.parent))
     info = ends[0][3]
-    assert info["terminal"].item() and not info["truncated"].item() and info["game_over"].item()
+    assert info["truncated"].item() and not info["terminal"].item() and info["game_over"].item()
     assert env.restarts == 0
     want = replay_result(states, 1, 2)
     assert want["losses"] == 1 and want["stocks_lost_per_game"] == 1
@@ -440,14 +462,14 @@ def _two_noop_games_on_the_standin(tmp_path: Path, faults: list[dict] | None = N
 @pytest.mark.slow
 def test_dolphin_fight_a_time_out_with_stocks_tied_goes_to_sudden_death_and_counts_as_the_game_s_end(tmp_path):
     # Melee plays sudden death after TIME! with stocks tied; the agent plays none of it, and the
-    # game's episode ends (terminal, game over) at time: by the rules here (docs/design.md
-    # "Fights"), less percent wins, and equal is a draw. slippijs_lCancel: nobody is hit early on.
+    # game's episode ends (game over; a cut, the 27 floats showing no clock) at time: by the rules here
+    # (docs/design.md "Fights"), less percent wins, and equal is a draw. slippijs_lCancel: nobody is hit early on.
     exe, env, ends, r = _two_noop_games_on_the_standin(tmp_path)
     log = events(exe.parent)
     assert sum("sudden death over" in e for e in log) >= 1
     assert len(ends) == 2 and env.restarts == 0
     for *_, info in ends:
-        assert info["terminal"].item() and info["game_over"].item() and not info["truncated"].item()
+        assert info["truncated"].item() and info["game_over"].item() and not info["terminal"].item()
         assert info["agent_stocks"].item() == info["opponent_stocks"].item() == 4
         assert info["agent_percent"].item() == info["opponent_percent"].item() == 0.0
         assert info["final_obs"][0, 11] < 0.3  # the last frame before time, not sudden death's 300%
@@ -462,7 +484,7 @@ def test_dolphin_fight_a_game_melee_ended_stays_a_game_when_dolphin_dies_on_the_
     assert any("fault: exit on the results screen" in e for e in events(exe.parent))
     assert env.restarts == 1 and len(ends) == 2
     for *_, info in ends:
-        assert info["terminal"].item() and info["game_over"].item() and not info["truncated"].item()
+        assert info["truncated"].item() and info["game_over"].item() and not info["terminal"].item()
     assert r["games"] == 2 and r["draws"] == 2 and r["episodes_cut"] == 0
 
 

@@ -123,3 +123,28 @@ def test_percent_is_floored_as_the_game_shows_it():
     raw["percent"] = np.array([12.0, 12.9, 1000.5])
     enc = encode_players(raw, raw, np.zeros(3), 5)
     assert enc[:, COL["agent_percent"]].tolist() == pytest.approx([12 / 999, 12 / 999, 1.0])
+
+
+def test_the_fight_layout_on_a_real_replay_gives_the_time_left_and_both_stocks():
+    # libmelee_test_game_1: port 1 loses its first stock on frame 264 (libmelee's PlayerState.stock), and the
+    # timer counts from GO (GameState.frame 0; the first frame is -123).
+    from melee_agent.envs.state import LAYOUTS
+
+    states = read_gamestates(replay_path("libmelee_test_game_1.slp"))
+    at = {gs.frame: gs for gs in states}
+    assert LAYOUTS["fight-30"].dim == 30 and LAYOUTS["fight-30"].shows_clock
+    for frame, time_left, stocks in ((-123, 1.0, (1.0, 1.0)), (263, (28_800 - 263) / 28_800, (1.0, 1.0)),
+                                     (264, (28_800 - 264) / 28_800, (0.75, 1.0)), (914, (28_800 - 914) / 28_800, (0.75, 1.0))):
+        gs = at[frame]
+        got = encode_gamestate(gs, 1, 2, 3, 5, layout="fight-30")
+        assert got.shape == (30,) and got.dtype == np.float32
+        np.testing.assert_array_equal(got[:27], encode_gamestate(gs, 1, 2, 3, 5))  # the 27 floats unchanged
+        assert got[27:].tolist() == pytest.approx([time_left, *stocks]), frame
+        mirrored = encode_gamestate(gs, 2, 1, 3, 5, layout="fight-30")  # from the other port: its stocks first
+        assert mirrored[28:].tolist() == pytest.approx(stocks[::-1])
+    # A shorter clock (the league's one-minute games): the time left on it, in the same 8:00 units.
+    assert encode_gamestate(at[600], 1, 2, layout="fight-30", clock_frames=3_600)[27] == pytest.approx(3_000 / 28_800)
+    # The countdown before GO is not on the clock: the timer shows all of it.
+    assert encode_gamestate(at[-123], 1, 2, layout="fight-30", clock_frames=3_600)[27] == pytest.approx(3_600 / 28_800)
+    with pytest.raises(ValueError, match="unknown env.state_layout 'fight-31'"):
+        encode_gamestate(at[600], 1, 2, layout="fight-31")

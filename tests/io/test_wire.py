@@ -70,3 +70,24 @@ def test_bad_batches_raise_wire_errors_that_name_the_problem(data, status, messa
     with pytest.raises(WireError) as e:
         dec(data)
     assert e.value.status == status and message in e.value.message, e.value.message
+
+
+def test_fight_layout_batches_are_63_wide_and_checked_against_the_manager_s_layout():
+    from melee_agent.rl.rows import columns
+
+    c = columns(30)
+    r = np.random.default_rng(1).random((6, c.width), dtype=np.float32)
+    r[:, c.action], r[:, c.discount] = np.arange(6) % 5, 0.0  # terminal rows: the clock is in the state
+    data = encode_experience(r, action_set="untouchable", worker_id="w", batch_seq=0, model_version=0,
+                             state_layout="fight-30")
+    exp = dec(data, state_layout="fight-30")
+    assert c.width == 63 and exp.rows.shape == (6, 63) and exp.meta["state_layout"] == "fight-30"
+    with pytest.raises(WireError, match="state_layout is 'fight-30', this manager trains on 'untouchable-27'"):
+        dec(data)
+    narrow = _raw({"rows": rows()}, state_layout="fight-30")  # 57 wide: another layout's rows
+    with pytest.raises(WireError, match=r"expected \[n, 63\] \(state layout 'fight-30'\)"):
+        dec(narrow, state_layout="fight-30")
+    bad = r.copy()
+    bad[2, c.action] = 7.0  # the action column moves with the width
+    with pytest.raises(WireError, match="action out of range"):
+        dec(_raw({"rows": bad}, state_layout="fight-30"), state_layout="fight-30")

@@ -79,6 +79,18 @@ def test_replay_frames_give_the_same_27_floats_as_libmelee(games, name):
         np.testing.assert_array_equal(got, want, err_msg=f"{name}, agent port {agent}")
 
 
+def test_replay_frames_give_libmelee_s_fight_layout(games):
+    # The fight layout's time left (UMI's frame, -123 first, 0 at GO, as libmelee's) and stocks, from both seats.
+    states = games["libmelee_test_game_1.slp"]
+    for agent, opponent in ((1, 2), (2, 1)):
+        prev = np.arange(len(states)) % 5
+        want = np.stack([encode_gamestate(gs, agent, opponent, int(a), 5, layout="fight-30") for gs, a in zip(states, prev)])
+        got = encode_frames(umi_frames(states, agent, opponent), prev, 5, layout="fight-30")
+        assert got.shape == want.shape == (len(states), 30)
+        np.testing.assert_array_equal(got, want)
+        assert len(set(got[:, 28 if agent == 1 else 29].tolist())) == 2  # port 1's stock lost on the way
+
+
 def test_the_replays_exercise_what_the_conversion_changes(games):
     """Fractional percents and zero-indexed actions occur in these frames, so the equality above means something."""
     zero = libmelee_zero_indexed()

@@ -11,7 +11,9 @@ import torch
 from melee_agent.rl.replay.samplers import BlockSumTree, UniformSampler
 from melee_agent.rl.replay.storage import DeviceStorage, check_rows
 from melee_agent.rl.replay.writer import StagingWriter
-from melee_agent.rl.rows import ACTION, DISCOUNT, NEXT_OBS, OBS, REWARD, ROW_WIDTH
+from melee_agent.rl.rows import ROW_WIDTH, columns, state_dim_of
+
+DEFAULT_COLUMNS = columns()
 
 
 class ReplayBatch:
@@ -21,11 +23,13 @@ class ReplayBatch:
     so a sample pays only for the gather); ``action`` is converted to int64 once.
     """
 
-    __slots__ = ("rows", "idx", "weight", "_action")
+    __slots__ = ("rows", "idx", "weight", "_action", "_cols")
 
     def __init__(self, rows: torch.Tensor, idx: torch.Tensor, weight: torch.Tensor):
         self.rows, self.idx, self.weight = rows, idx, weight  # weight: importance weights (ones if uniform)
         self._action: torch.Tensor | None = None
+        # The default layout's columns, else those the rows' width gives (melee_agent.rl.rows.columns).
+        self._cols = DEFAULT_COLUMNS if rows.shape[1] == ROW_WIDTH else columns(state_dim_of(rows.shape[1]))
 
     @classmethod
     def from_rows(cls, rows: torch.Tensor, idx: torch.Tensor, weight: torch.Tensor) -> "ReplayBatch":
@@ -33,25 +37,25 @@ class ReplayBatch:
 
     @property
     def obs(self) -> torch.Tensor:  # [B, 27]
-        return self.rows[:, OBS]
+        return self.rows[:, self._cols.obs]
 
     @property
     def action(self) -> torch.Tensor:  # [B] int64
         if self._action is None:
-            self._action = self.rows[:, ACTION].long()
+            self._action = self.rows[:, self._cols.action].long()
         return self._action
 
     @property
     def reward(self) -> torch.Tensor:  # [B]
-        return self.rows[:, REWARD]
+        return self.rows[:, self._cols.reward]
 
     @property
     def discount(self) -> torch.Tensor:  # [B]: gamma^k, 0 at a terminal state
-        return self.rows[:, DISCOUNT]
+        return self.rows[:, self._cols.discount]
 
     @property
     def next_obs(self) -> torch.Tensor:  # [B, 27]
-        return self.rows[:, NEXT_OBS]
+        return self.rows[:, self._cols.next_obs]
 
 
 class ReplayStats(NamedTuple):
@@ -106,8 +110,8 @@ class DeviceReplay:
     """
 
     def __init__(self, capacity: int, device: str | torch.device = "cpu", block_size: int = 2000,
-                 seed: int | None = None):
-        self.storage = DeviceStorage(capacity, device)
+                 seed: int | None = None, width: int = ROW_WIDTH):
+        self.storage = DeviceStorage(capacity, device, width)
         self.writer = StagingWriter(self.storage, block_size)
         self.sampler = UniformSampler(self.storage, seed)
         self.device = self.storage.device
@@ -120,8 +124,8 @@ class DeviceReplay:
     def add(self, rows: np.ndarray | torch.Tensor, priority: np.ndarray | torch.Tensor | None = None) -> None:
         """Stage rows for the device (``priority`` is ignored: sampling is uniform)."""
         if rows.ndim == 1:
-            if rows.shape[0] != ROW_WIDTH:
-                raise ValueError(f"a row must have {ROW_WIDTH} values, got {rows.shape[0]}")
+            if rows.shape[0] != self.storage.width:
+                raise ValueError(f"a row must have {self.storage.width} values, got {rows.shape[0]}")
             self.writer.add_one(rows)
         else:
             self.writer.add(rows)
@@ -138,7 +142,7 @@ class DeviceReplay:
         self.storage.write(rows, indices=False)
 
     def _check_device_rows(self, rows: torch.Tensor) -> None:
-        check_rows(rows)
+        check_rows(rows, self.storage.width)
         # "cuda" and "cuda:0" name one device: compare indices only where both are set.
         a, b = (rows.device, self.device) if isinstance(rows, torch.Tensor) else (None, self.device)
         if a is None or a.type != b.type or (a.index is not None and b.index is not None and a.index != b.index):
@@ -186,8 +190,9 @@ class PrioritizedDeviceReplay(DeviceReplay):
     prioritized = True
 
     def __init__(self, capacity: int, device: str | torch.device = "cpu", block_size: int = 2000,
-                 alpha: float = 0.6, beta: float = 0.4, seed: int | None = None, eps: float = 1e-6):
-        super().__init__(capacity, device, block_size, seed)
+                 alpha: float = 0.6, beta: float = 0.4, seed: int | None = None, eps: float = 1e-6,
+                 width: int = ROW_WIDTH):
+        super().__init__(capacity, device, block_size, seed, width)
         self.alpha, self.beta, self.eps = alpha, beta, eps  # beta may be changed between samples (annealing)
         self.tree = BlockSumTree(self.capacity, self.device)
         self._last_weight: torch.Tensor | None = None  # the last batch's importance weights

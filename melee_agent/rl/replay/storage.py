@@ -10,20 +10,21 @@ import torch
 from melee_agent.rl.rows import ROW_WIDTH
 
 
-def check_rows(rows: Any) -> np.ndarray | torch.Tensor:
-    if rows.ndim != 2 or rows.shape[1] != ROW_WIDTH:
-        raise ValueError(f"rows must be [n, {ROW_WIDTH}], got {list(rows.shape)}")
+def check_rows(rows: Any, width: int = ROW_WIDTH) -> np.ndarray | torch.Tensor:
+    if rows.ndim != 2 or rows.shape[1] != width:
+        raise ValueError(f"rows must be [n, {width}], got {list(rows.shape)}")
     return rows
 
 class DeviceStorage:
     """A ``[capacity, 57]`` float32 tensor on ``device`` written FIFO with a wrapping cursor."""
 
-    def __init__(self, capacity: int, device: str | torch.device = "cpu"):
+    def __init__(self, capacity: int, device: str | torch.device = "cpu", width: int = ROW_WIDTH):
         if capacity <= 0:
             raise ValueError(f"capacity must be positive, got {capacity}")
         self.capacity = int(capacity)
         self.device = torch.device(device)
-        self.data = torch.zeros(self.capacity, ROW_WIDTH, dtype=torch.float32, device=self.device)
+        self.width = int(width)  # 2 x the state layout's width + 3 (melee_agent.rl.rows.columns)
+        self.data = torch.zeros(self.capacity, self.width, dtype=torch.float32, device=self.device)
         self.cursor = 0  # next row to write
         self.size = 0  # rows holding data; host ints, so nothing here waits on the device
         # The same count on the device, for a train step captured as a CUDA graph: the graph

@@ -8,7 +8,6 @@ import numpy as np
 import torch
 
 from melee_agent.rl.replay.storage import DeviceStorage, check_rows
-from melee_agent.rl.rows import ROW_WIDTH
 
 
 class StagingWriter:
@@ -24,7 +23,7 @@ class StagingWriter:
         self.storage = storage
         self.block_size = int(block_size)
         pin = storage.device.type == "cuda"
-        self._blocks = [torch.empty(self.block_size, ROW_WIDTH, dtype=torch.float32, pin_memory=pin)
+        self._blocks = [torch.empty(self.block_size, storage.width, dtype=torch.float32, pin_memory=pin)
                         for _ in range(2 if pin else 1)]
         self._events: list[Any] = [None] * len(self._blocks)
         self._which = 0
@@ -42,7 +41,7 @@ class StagingWriter:
             self.flush()
 
     def add(self, rows: np.ndarray | torch.Tensor) -> None:
-        rows = check_rows(rows)
+        rows = check_rows(rows, self.storage.width)
         n, i = rows.shape[0], 0
         if self.staged == 0 and n >= self.block_size:
             # Whole blocks skip the staging copy: one transfer straight into the storage.
