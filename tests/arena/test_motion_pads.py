@@ -57,11 +57,12 @@ def test_place_then_step_pads_moves_one_env() -> None:
     assert torch.equal(after[0], before[0]) and after[1, 1] == before[1, 1], (before, after)
 
 
-def test_place_refuses_unknown_fields_and_the_dodging_game() -> None:
+def test_place_refuses_unknown_fields_and_the_designed_dodging_game() -> None:
     with pytest.raises(ValueError, match="unknown fields"):
         Arena(1, game="fight").place(0, speed=1.0)
-    with pytest.raises(ValueError, match="fights only"):
-        Arena(1).place(0, position_x=1.0)
+    with pytest.raises(ValueError, match="not the dodging game's designed CPU"):
+        Arena(1, cpu="designed").place(0, position_x=1.0)
+    Arena(1, cpu="melee").place(0, position_x=1.0)  # the dodging game against Melee's CPU plays on the fight's engine
 
 
 def test_place_counts_the_sticks_tilt_timer_from_the_frames_before() -> None:

@@ -30,7 +30,8 @@ def test_the_shipped_models_record_what_they_play():
     assert model_settings(str(pretrained.path("dodge")))["env.game"] == "dodge"
     # The 18-frame model carries its delay and padded set, so eval and watch play it with 18 frames of delay.
     assert model_settings(str(pretrained.path("fight-d18"))) == {"env.game": "fight", "env.action_set": "fight:18",
-                                                                  "env.delay_frames": 18}
+                                                                  "env.delay_frames": 18,
+                                                                  "env.state_layout": "untouchable-27"}
     assert pretrained.resolve("pretrained:fight") == str(pretrained.path("fight"))
 
 

@@ -191,7 +191,7 @@ def test_mp4_needs_ffmpeg_and_says_so(tmp_path, capsys, monkeypatch):
     _no_ffmpeg_on_path(monkeypatch)
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # as where it has no build: import fails
     rc, err = _run(capsys, "--out", str(tmp_path / "game.mp4"))
-    assert rc == 2 and "--out" in err and "apt-get install ffmpeg" in err and ".gif" in err
+    assert rc == 2 and "--out" in err and "melee-agent[video]" in err and "install ffmpeg" in err and ".gif" in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -205,8 +205,8 @@ def test_an_mp4_is_written(tmp_path):
 
 
 def test_an_mp4_needs_no_ffmpeg_on_path(tmp_path, monkeypatch):
-    """A fresh install has no ffmpeg on PATH: the MP4 is made by imageio-ffmpeg's bundled build (a dependency)."""
-    imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg", reason="imageio-ffmpeg (a dependency) is not installed")
+    """With no ffmpeg on PATH the MP4 is made by imageio-ffmpeg's bundled build (the `video` extra)."""
+    imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg", reason="imageio-ffmpeg (the video extra) is not installed")
     try:
         bundled = imageio_ffmpeg.get_ffmpeg_exe()
     except RuntimeError as e:
