@@ -9,6 +9,8 @@
 #   spaces (e.g. SET_F1="--set train.final_games_level_9=200").
 # fused-NAME: the same as train-NAME with `train --fused` (arena, replay and learner in one process).
 # Stages joined by '+' run side by side (e.g. train-D1:2.5+train-F1:4:gpu-fight) and the next stage waits for all.
+# learn: `bench learn --fused --device $DEV` (train against train --fused, the dodging game or $LEARN_GAME), one run
+#   of each, $LEARN_MINUTES (default 1) minutes, a check every $LEARN_EVERY (0.25), $LEARN_FINAL (10) final episodes a level.
 # smoke: a few chunks of the fused loop on the device (the captured learner included); if it fails, nothing else runs.
 # fight: the fight arena's frames/s at $FIGHT_ENVS (default 4096,65536,262144), limited to $FIGHT_TIMEOUT s (480).
 #   FIGHT_EAGER=1: op by op (no compile).
@@ -28,7 +30,7 @@ for s in $stages; do  # every stage is checked before any runs: a typo must not 
   IFS=+ read -ra side <<<"$s"
   for p in "${side[@]}"; do
     case $p in
-      smoke|tests|replay|arena|fight) ;;
+      smoke|tests|replay|arena|fight|learn) ;;
       train-*|fused-*) [[ ${p#*-} =~ ^[A-Za-z0-9_]+(:[0-9.]*(:[A-Za-z0-9_.-]+)?)?$ ]] || { echo "bad train stage $p"; exit 2; } ;;
       *) echo "unknown stage $p"; exit 2 ;;
     esac
@@ -115,6 +117,12 @@ PYEOF
       timeout "${FIGHT_TIMEOUT:-480}" $PY -m melee_agent.cli bench arena --device "$DEV" --game fight ${FIGHT_EAGER:+--eager} \
         --envs "${FIGHT_ENVS:-4096,65536,262144}" ${FIGHT_SECONDS:+--seconds $FIGHT_SECONDS} \
         --json "$OUT/bench-arena-fight-cuda.json" 2>&1 | tee "$OUT/bench-arena-fight.log" | tail -16 ;;
+    learn)
+      timeout "${LEARN_TIMEOUT:-420}" $PY -m melee_agent.cli bench learn --fused --device "$DEV" --game "${LEARN_GAME:-dodge}" \
+        --runs 1 --minutes "${LEARN_MINUTES:-1}" --eval-every "${LEARN_EVERY:-0.25}" --final-episodes "${LEARN_FINAL:-10}" \
+        --run-dir /tmp/bench-learn --json "$OUT/bench-learn-fused-cuda.json" 2>&1 | grep --line-buffered -v "torchrl\]\[INFO" \
+        >"$OUT/bench-learn.log"
+      local rc=${PIPESTATUS[0]}; tail -20 "$OUT/bench-learn.log"; return "$rc" ;;
     train-*|fused-*) train "$1" ;;
   esac
 }

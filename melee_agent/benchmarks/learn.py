@@ -256,8 +256,8 @@ def race_sb3(minutes: float, eval_every: float, envs: int, final_episodes: int, 
 
 
 def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: Path, fused: bool = False,
-              game: str = "dodge", sets: list[str] | None = None) -> dict[str, Any]:
-    """One `train` run (``fused``: `train --fused`) on the ``game``'s shipped config."""
+              game: str = "dodge", sets: list[str] | None = None, device: str = "cpu") -> dict[str, Any]:
+    """One `train` run (``fused``: `train --fused`) on the ``game``'s shipped config, on ``device``."""
     from melee_agent.config import load_config  # noqa: PLC0415
     from melee_agent.run.training import TrainingRun  # noqa: PLC0415
 
@@ -266,7 +266,7 @@ def race_ours(minutes: float, eval_every: float, final_episodes: int, run_dir: P
         else [f"train.eval_episodes={final_episodes}"]
     cfg = load_config(g.config, [f"train.eval_every_minutes={eval_every}", *final, f"train.fused={str(fused).lower()}",
                                *(sets or [])])
-    report = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, progress=False).run()  # eval.json's report
+    report = TrainingRun(cfg, run_dir=run_dir, minutes=minutes, device=device, progress=False).run()  # eval.json's report
     key = g.worst_level_key
     curve = [{"minutes": p.minutes, "steps": p.train_step, "untouched_share": e.untouched_share,
               "untouched_share_worst_level": e.untouched_share_worst_level, "per_level": _shares(e),
@@ -318,16 +318,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _race_fused(args: argparse.Namespace, minutes: float, runs: int, eval_every: float, final: int) -> dict[str, Any]:
-    """`train` against `train --fused`: the same config, minutes and checks, run after run."""
+    """`train` against `train --fused`: the same config, minutes and checks, run after run, on ``--device``."""
+    from melee_agent.run.training import device_name  # noqa: PLC0415
     results: dict[str, Any] = {"minutes": minutes, "runs": runs, "eval_every_minutes": eval_every, "target": TARGET,
-                               "game": args.game, "sets": args.set, "torch": torch.__version__, "device": "cpu"}
+                               "game": args.game, "sets": args.set, "torch": torch.__version__,
+                               "device": device_name(args.device)}
     root = Path(args.run_dir) if args.run_dir else Path(tempfile.mkdtemp(prefix="bench-learn-fused-"))
     for side in ("melee-agent", "fused"):
         out = []
         for i in range(runs):
             print(f"bench learn --fused: {side} run {i + 1} of {runs} ({minutes:g} minutes, {args.game}) ...", flush=True)
             out.append(race_ours(minutes, eval_every, final, root / f"{side}-{args.game}-{i}", fused=side == "fused",
-                                 game=args.game, sets=args.set))
+                                 game=args.game, sets=args.set, device=args.device))
         results[side] = out
     results["speedup"] = speedup(results["fused"], results["melee-agent"], minutes)
     what = game_of(args.game).headline_word

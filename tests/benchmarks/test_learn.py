@@ -89,3 +89,32 @@ def test_bench_learn_sb3_alone_makes_no_run_folder(tmp_path: Path, monkeypatch: 
     assert raced == [2.0, 2.0] and len(r["sb3"]) == 2 and "melee-agent" not in r
     assert "sb3 run 2: never" in capsys.readouterr().out
     assert not list(tmp_path.iterdir())
+
+
+def test_bench_learn_fused_trains_both_sides_on_the_device_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `bench learn --fused --device cuda` must race on the GPU: each side's TrainingRun gets the device.
+    import argparse
+
+    from melee_agent.benchmarks import learn as bench_learn
+    from melee_agent.cli.common import add_common
+    from melee_agent.run import training
+
+    seen: list[tuple[str, bool]] = []
+
+    class Stop(Exception):
+        pass
+
+    class Run:
+        def __init__(self, cfg, run_dir, minutes, device="cpu", progress=True):
+            seen.append((device, cfg.train.fused))
+
+        def run(self):
+            raise Stop
+
+    monkeypatch.setattr(training, "TrainingRun", Run)
+    p = argparse.ArgumentParser()
+    add_common(p, config=False)
+    bench_learn.add_args(p)
+    with pytest.raises(Stop):
+        bench_learn.run(p.parse_args(["--fused", "--device", "meta", "--runs", "1", "--run-dir", str(tmp_path)]))
+    assert seen == [("meta", False)]
