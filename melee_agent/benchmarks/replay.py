@@ -81,6 +81,7 @@ def _fixed_batch(replay: DeviceReplay, batch_size: int) -> FedReplay:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Every measurement the module docstring names, printed as tables; returns what ``--json`` writes."""
     device = torch.device(args.device)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
