@@ -77,26 +77,35 @@ def render_startup_script(s: GceSettings) -> str:
     Every path is under ``$MELEE_AGENT_ROOT`` (empty on a VM), so tests run it in a temporary root
     with stand-ins for the metadata server, gcloud, gsutil, apt-get and systemctl.
     """
-    q = shlex.quote
-    bucket = s.bucket.rstrip("/")
-    wheel = f"$R/opt/melee-agent/{wheel_name()}"
+    config_block, config_arg = _script_config(s)
+    return (_script_fleet_index(s) + _script_install(s) + _script_assets(s) + config_block
+            + _script_units(s, config_arg))
 
-    def fetch(obj: str, dest: str, fix: str) -> str:
-        """gsutil cp that, under set -e, stops with one line naming the object instead of gsutil's."""
-        src = q(f"{bucket}/{obj}")
-        return (f'gsutil -q cp {src} "{dest}" || {{ echo "melee-agent: cannot copy {bucket}/{obj}: {fix}, or grant '
-                'this VM\'s service account roles/storage.objectViewer on the bucket" >&2; exit 1; }')
-    if s.config_toml:
-        if "MELEE_AGENT_CONFIG" in s.config_toml:
-            raise ValueError("the config holds the text MELEE_AGENT_CONFIG, which ends the startup script's here-document")
-        # The run's config, resolved (--config and --set) where `launch gce` runs: the VMs' workers play what the
-        # manager trains, fights included, whatever file the user named on their own machine.
-        config_block = (f"# The run's config (--config {s.config_name}, resolved): the workers play what the manager "
-                        f"trains.\ncat > \"$R/opt/melee-agent/config.toml\" <<'MELEE_AGENT_CONFIG'\n{s.config_toml}"
-                        "MELEE_AGENT_CONFIG\n")
-        config_arg = "/opt/melee-agent/config.toml"
-    else:
-        config_block, config_arg = "", "dolphin"
+
+def _fetch(s: GceSettings, obj: str, dest: str, fix: str) -> str:
+    """gsutil cp from the bucket that, under set -e, stops with one line naming the object instead of gsutil's."""
+    bucket = s.bucket.rstrip("/")
+    src = shlex.quote(f"{bucket}/{obj}")
+    return (f'gsutil -q cp {src} "{dest}" || {{ echo "melee-agent: cannot copy {bucket}/{obj}: {fix}, or grant '
+            'this VM\'s service account roles/storage.objectViewer on the bucket" >&2; exit 1; }')
+
+
+def _script_config(s: GceSettings) -> tuple[str, str]:
+    """The script's lines writing the run's config on the VM, and the ``--config`` its workers are given."""
+    if not s.config_toml:
+        return "", "dolphin"
+    if "MELEE_AGENT_CONFIG" in s.config_toml:
+        raise ValueError("the config holds the text MELEE_AGENT_CONFIG, which ends the startup script's here-document")
+    # The run's config, resolved (--config and --set) where `launch gce` runs: the VMs' workers play what the
+    # manager trains, fights included, whatever file the user named on their own machine.
+    config_block = (f"# The run's config (--config {s.config_name}, resolved): the workers play what the manager "
+                    f"trains.\ncat > \"$R/opt/melee-agent/config.toml\" <<'MELEE_AGENT_CONFIG'\n{s.config_toml}"
+                    "MELEE_AGENT_CONFIG\n")
+    return config_block, "/opt/melee-agent/config.toml"
+
+
+def _script_fleet_index(s: GceSettings) -> str:
+    """The script's start: strict bash, then this VM's index and the fleet's size from its metadata."""
     return f"""#!/usr/bin/env bash
 # melee-agent worker VM: install, fetch Dolphin and the ISO, read the token, start {s.workers_per_vm} workers.
 set -euo pipefail
@@ -115,12 +124,18 @@ FLEET=$(meta fleet-size) || FLEET={s.count}
 case "$FLEET" in ''|*[!0-9]*) echo "melee-agent: fleet-size metadata '$FLEET' is not a number" >&2; exit 1;; esac
 if [ "$VM_INDEX" -ge "$FLEET" ]; then FLEET=$(( VM_INDEX + 1 )); fi
 TOTAL=$(( FLEET * {s.workers_per_vm} ))
-apt-get update -q
+"""
+
+
+def _script_install(s: GceSettings) -> str:
+    """The script's packages, and the wheel fetched and installed (reinstalled at every boot) in a venv."""
+    wheel = f"$R/opt/melee-agent/{wheel_name()}"
+    return f"""apt-get update -q
 # fuse/libfuse2 run the AppImage; libasound2, GL and GTK are what Slippi Dolphin links against;
 # each worker starts its own Xvfb display for it.
 apt-get install -y -q python3-venv xvfb fuse libfuse2 libasound2 libgl1 libegl1 libusb-1.0-0 libgtk-3-0 curl
 install -d -m 0755 "$R/opt/melee-agent"
-{fetch('melee-agent/' + wheel_name(), '$R/opt/melee-agent/', 'run melee-agent launch gce --redeploy')}
+{_fetch(s, 'melee-agent/' + wheel_name(), '$R/opt/melee-agent/', 'run melee-agent launch gce --redeploy')}
 # No worker runs the installed wheel while it is replaced (the units wait for this script at boot; a worker
 # started by hand or left from before is stopped here).
 systemctl stop 'melee-agent-worker@*.service' || true
@@ -136,16 +151,28 @@ fi
 # so a changed requirement is installed too (those already satisfied are left as they are).
 "$R/opt/melee-agent/venv/bin/pip" install -q --force-reinstall --no-deps "{wheel}"
 "$R/opt/melee-agent/venv/bin/pip" install -q "{wheel}"
-{fetch(s.dolphin_object, '$R/opt/melee-agent/dolphin.AppImage', 'upload Slippi Dolphin there or pass --dolphin-object')}
+"""
+
+
+def _script_assets(s: GceSettings) -> str:
+    """The script's Dolphin and ISO fetched from the bucket, and the token read into root-only files."""
+    q = shlex.quote
+    return f"""{_fetch(s, s.dolphin_object, '$R/opt/melee-agent/dolphin.AppImage', 'upload Slippi Dolphin there or pass --dolphin-object')}
 chmod 0755 "$R/opt/melee-agent/dolphin.AppImage"
-{fetch(s.iso_object, '$R/opt/melee-agent/melee.iso', 'upload your NTSC 1.02 ISO there or pass --iso-object')}
+{_fetch(s, s.iso_object, '$R/opt/melee-agent/melee.iso', 'upload your NTSC 1.02 ISO there or pass --iso-object')}
 # The manager token comes from Secret Manager into root-only files; it is never in this script or printed.
 umask 077
 gcloud secrets versions access latest --secret={q(s.token_secret)} --project={q(s.project)} > "$R/opt/melee-agent/token" \\
   || {{ echo "melee-agent: cannot read secret {s.token_secret}: create it, or grant this VM's service account roles/secretmanager.secretAccessor on it" >&2; exit 1; }}
 {{ printf 'MELEE_AGENT_TOKEN='; cat "$R/opt/melee-agent/token"; echo; }} > "$R/opt/melee-agent/worker.env"
 umask 022
-{config_block}install -d -m 0755 "$R/etc/systemd/system"
+"""
+
+
+def _script_units(s: GceSettings, config_arg: str) -> str:
+    """The script's systemd unit for a worker, and this VM's ``workers_per_vm`` workers enabled and (re)started."""
+    q = shlex.quote
+    return f"""install -d -m 0755 "$R/etc/systemd/system"
 # SIGTERM goes to the worker alone (KillMode=mixed): it ends its segment within a few frames,
 # spools and tries to send the rows, and stops its Dolphin and Xvfb itself; what is left is killed
 # after TimeoutStopSec. PrivateTmp gives each worker a /tmp (libmelee's user folders) that systemd

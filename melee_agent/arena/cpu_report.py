@@ -24,7 +24,7 @@ vectorized over environments; the per-frame bookkeeping is a few tensor ops on t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 from melee.enums import Action
@@ -132,102 +132,174 @@ def run_scenario(scenario: str, cpu: str, level: int, envs: int = 32, frames: in
     env.reset()
     _place(scenario, env)
     c = env._consts
-    slot_of = lambda ps, who: torch.where(ps.move[:, who] >= 0, rows_of(ps.move)[:, who] - who * NUM_SLOTS, -1)  # noqa: E731
-    counts = {k: 0 for k in CHOICES}
-    throws = {k: 0 for k in THROW_SLOTS}
-    shield_hits = perfect = hits_taken = 0
-    reactions: list[float] = []
-    attack_start = torch.full((envs,), -1.0, device=env.device)
-    upb_angles: list[float] = []
-    double_jumps = 0
-    was_off = torch.zeros(envs, dtype=torch.bool, device=env.device)
-    out_after_fox = hog = 0
+    tally = _Tally(envs, env.device, cpu == "melee", c.fight)
     stocks0 = env.state.players.stock[:, CPU].clone()
-    a_twice = ground_jumps = stun_frames = di_frames = 0
-    a_prev = torch.zeros(envs, dtype=torch.bool, device=env.device)
-    waits: list[float] = []
     with torch.inference_mode():
         for i in range(frames):
             if bar is not None:
                 bar.update(1)
             prev = env.state.players
             prev_lag = env.state.fight.hitlag_left[:, CPU].clone()
-            prev_slot = slot_of(prev, CPU)
+            prev_slot = _slot_of(prev, CPU)
             prev_plan = env.state.fight.cpu_plan.clone()
             res, pad = fight_frame_fox(env.state, _fox_pad(scenario, env, i), c.fight, c.seed, c.spawn_x)
             env.state = res.state
-            ps, fs = env.state.players, env.state.fight
-            # Never charged, never a jump from the ground (no short hop, no wavedash), DI while stunned, and the
-            # melee CPU's wait between choosing an attack and playing it (its cpu_wait when a plan is set).
-            a_now = pad.a[:, CPU]
-            a_twice += int((a_now & a_prev).sum())
-            a_prev = a_now.clone()
-            ground_jumps += int((pad.jump[:, CPU] & (prev.on_ground[:, CPU] > 0)).sum())
-            stunned = (prev.hitstun_frames_left[:, CPU] > 0) & (prev_lag <= 0)
-            stun_frames += int(stunned.sum())
-            di_frames += int((stunned & ((pad.sx[:, CPU] != 0) | (pad.sy[:, CPU] != 0))).sum())
-            slot = slot_of(ps, CPU)
+            ps = env.state.players
+            slot = _slot_of(ps, CPU)
             started = (slot >= 0) & (ps.action_frame[:, CPU] == 1) & ((slot != prev_slot) | (prev.action_frame[:, CPU] != 1))
-            if cpu == "melee":
-                # A choice with a wait leaves its plan set (the wait in cpu_wait); one with none is pressed on the
-                # decision frame itself, so the plan is already spent: an attack started with no plan before it. A
-                # dash grab starts under its own script's plan, its wait already counted when it was chosen.
-                planned, planned_before = ((p == ATTACK) | (p == DASH_GRAB) for p in (fs.cpu_plan, prev_plan))
-                chose = planned & ~planned_before
-                waits += fs.cpu_wait[chose].tolist()
-                at_once = started & (prev_plan == NONE) & sum((slot == s) for s in ATTACK_SLOTS).bool()
-                waits += [0.0] * int(at_once.sum())
-            for name, slots in CHOICE_SLOTS.items():
-                counts[name] += int(sum(int((started & (slot == s)).sum()) for s in slots))
-            for name, s in THROW_SLOTS.items():
-                throws[name] += int((started & (slot == s)).sum())
-            shield_on = (ps.action[:, CPU] == SHIELD) & (prev.action[:, CPU] != SHIELD)
-            counts["shield"] += int(shield_on.sum())
-            # Fox's attacks: when each began (for the reaction time).
-            f_slot, f_prev = slot_of(ps, AGENT), slot_of(prev, AGENT)
-            f_att = (f_slot >= 0) & (c.fight.table.attack[rows_of(ps.move)[:, AGENT]] > 0)
-            f_start = f_att & (ps.action_frame[:, AGENT] == 1) & ((f_slot != f_prev) | (prev.action_frame[:, AGENT] != 1))
-            attack_start = torch.where(f_start, float(i), torch.where(f_att, attack_start, -1.0))
-            defend = shield_on | (started & sum((slot == s) for s in DEFENSIVE).bool())
-            react = defend & (attack_start >= 0)
-            reactions += (float(i) - attack_start[react]).tolist()
-            attack_start = torch.where(react, -1.0, attack_start)
-            # Hits on Marth: on his shield (perfect on its first frames) or on him.
-            new_lag = (fs.hitlag_left[:, CPU] > 0) & (prev_lag <= 0)
-            on_shield = new_lag & (prev.action[:, CPU] == SHIELD) & (ps.action[:, CPU] == SHIELD) & (res.damage[:, CPU] == 0) \
-                & (f_slot >= 0)
-            shield_hits += int(on_shield.sum())
-            pf = c.fight.perfect_shield_frames
-            perfect += int((on_shield & (ps.action_frame[:, CPU] <= pf)).sum()) if pf else 0
-            hits_taken += int((res.damage[:, CPU] > 0).sum())
-            # Off stage: Marth's double jumps and up-B angles; Marth going out after Fox; ledge hogging.
-            air = ps.on_ground[:, CPU] == 0
-            double_jumps += int((air & (prev.on_ground[:, CPU] == 0) & (ps.jumps_left[:, CPU] < prev.jumps_left[:, CPU])).sum())
-            upb = started & (slot == Slot.UP_B)
-            if bool(upb.any()):
-                sx, sy = pad.sx[:, CPU][upb], pad.sy[:, CPU][upb]
-                upb_angles += torch.rad2deg(torch.atan2(sy, sx.abs())).tolist()
-            fox_off = (ps.position_x[:, AGENT].abs() > EDGE) & (ps.on_ground[:, AGENT] == 0)
-            m_off = ps.position_x[:, CPU].abs() > EDGE
-            out_after_fox += int((fox_off & m_off & ~was_off).sum())
-            was_off = m_off
-            hog += int((fox_off & started & (slot == Slot.LEDGE_HANG)).sum())
-    ps = env.state.players
-    total = sum(counts.values())
-    out: dict[str, Any] = {
-        "choices": counts, "shares": {k: (v / total if total else 0.0) for k, v in counts.items()}, "throws": throws,
-        "shield_hits": shield_hits, "perfect_shields": perfect,
-        "perfect_shield_share": perfect / shield_hits if shield_hits else 0.0, "hits_taken": hits_taken,
-        "reaction_frames": _stats(reactions), "a_held_two_frames": a_twice, "ground_jumps": ground_jumps,
-        "hitstun_frames": stun_frames, "di_frames": di_frames, "attack_wait_frames": _stats(waits),
-    }
-    if scenario == "fox_offstage":
-        out.update(marth_went_off_stage=out_after_fox, ledge_hogs=hog)
-    if scenario == "recovery":
-        back = (ps.stock[:, CPU] == stocks0) & (ps.position_x[:, CPU].abs() <= EDGE + 5.0)
-        out.update(double_jumps=double_jumps, up_b=counts["up_b"], side_b=counts["side_b"], air_dodge=counts["air_dodge"],
-                   up_b_stick_angle_deg=_stats(upb_angles), made_it_back=int(back.sum()), of=envs)
-    return out
+            tally.add(_Frame(i, prev, prev_lag, prev_plan, res, pad, slot, started))
+    return tally.result(scenario, env.state.players, stocks0)
+
+
+def _slot_of(ps: Any, who: int) -> torch.Tensor:
+    """``[B]`` the move slot player ``who`` is playing (-1: none)."""
+    return torch.where(ps.move[:, who] >= 0, rows_of(ps.move)[:, who] - who * NUM_SLOTS, -1)
+
+
+class _Frame(NamedTuple):
+    """One frame as the tallies read it: the players before it, what it played and what Marth started."""
+
+    i: int  # the frame's index in the scenario
+    prev: Any  # the players before the frame
+    prev_lag: torch.Tensor  # [B] Marth's hitlag before the frame
+    prev_plan: torch.Tensor  # [B] the melee CPU's plan before the frame
+    res: Any  # the frame's result (its state and the damage dealt)
+    pad: Any  # both pads played
+    slot: torch.Tensor  # [B] Marth's move slot after the frame (-1: none)
+    started: torch.Tensor  # [B] Marth started a move this frame
+
+    @property
+    def ps(self) -> Any:
+        """The players after the frame."""
+        return self.res.state.players
+
+    @property
+    def fs(self) -> Any:
+        """The fight's state after the frame."""
+        return self.res.state.fight
+
+
+class _Tally:
+    """What :func:`run_scenario` counts, frame by frame, and its result."""
+
+    def __init__(self, envs: int, device: torch.device, melee: bool, fight: Any):
+        self.envs, self.melee, self.fight = envs, melee, fight
+        self.counts = {k: 0 for k in CHOICES}
+        self.throws = {k: 0 for k in THROW_SLOTS}
+        self.shield_hits = self.perfect = self.hits_taken = 0
+        self.reactions: list[float] = []
+        self.attack_start = torch.full((envs,), -1.0, device=device)
+        self.upb_angles: list[float] = []
+        self.double_jumps = 0
+        self.was_off = torch.zeros(envs, dtype=torch.bool, device=device)
+        self.out_after_fox = self.hog = 0
+        self.a_twice = self.ground_jumps = self.stun_frames = self.di_frames = 0
+        self.a_prev = torch.zeros(envs, dtype=torch.bool, device=device)
+        self.waits: list[float] = []
+
+    def add(self, fr: _Frame) -> None:
+        """Count one frame."""
+        self._inputs(fr)
+        if self.melee:
+            self._waits(fr)
+        shield_on = self._choices(fr)
+        f_slot = self._reactions(fr, shield_on)
+        self._hits(fr, f_slot)
+        self._off_stage(fr)
+
+    def _inputs(self, fr: _Frame) -> None:
+        """Never charged, never a jump from the ground (no short hop, no wavedash), DI while stunned."""
+        pad, prev = fr.pad, fr.prev
+        a_now = pad.a[:, CPU]
+        self.a_twice += int((a_now & self.a_prev).sum())
+        self.a_prev = a_now.clone()
+        self.ground_jumps += int((pad.jump[:, CPU] & (prev.on_ground[:, CPU] > 0)).sum())
+        stunned = (prev.hitstun_frames_left[:, CPU] > 0) & (fr.prev_lag <= 0)
+        self.stun_frames += int(stunned.sum())
+        self.di_frames += int((stunned & ((pad.sx[:, CPU] != 0) | (pad.sy[:, CPU] != 0))).sum())
+
+    def _waits(self, fr: _Frame) -> None:
+        """The melee CPU's wait between choosing an attack and playing it (its cpu_wait when a plan is set)."""
+        # A choice with a wait leaves its plan set (the wait in cpu_wait); one with none is pressed on the
+        # decision frame itself, so the plan is already spent: an attack started with no plan before it. A
+        # dash grab starts under its own script's plan, its wait already counted when it was chosen.
+        planned, planned_before = ((p == ATTACK) | (p == DASH_GRAB) for p in (fr.fs.cpu_plan, fr.prev_plan))
+        chose = planned & ~planned_before
+        self.waits += fr.fs.cpu_wait[chose].tolist()
+        at_once = fr.started & (fr.prev_plan == NONE) & sum((fr.slot == s) for s in ATTACK_SLOTS).bool()
+        self.waits += [0.0] * int(at_once.sum())
+
+    def _choices(self, fr: _Frame) -> torch.Tensor:
+        """Marth's choices and throws started this frame; returns where he raised his shield."""
+        started, slot, ps = fr.started, fr.slot, fr.ps
+        for name, slots in CHOICE_SLOTS.items():
+            self.counts[name] += int(sum(int((started & (slot == s)).sum()) for s in slots))
+        for name, s in THROW_SLOTS.items():
+            self.throws[name] += int((started & (slot == s)).sum())
+        shield_on = (ps.action[:, CPU] == SHIELD) & (fr.prev.action[:, CPU] != SHIELD)
+        self.counts["shield"] += int(shield_on.sum())
+        return shield_on
+
+    def _reactions(self, fr: _Frame, shield_on: torch.Tensor) -> torch.Tensor:
+        """Frames from the start of Fox's attack to Marth's defence; returns Fox's move slot."""
+        ps, prev, i = fr.ps, fr.prev, fr.i
+        # Fox's attacks: when each began (for the reaction time).
+        f_slot, f_prev = _slot_of(ps, AGENT), _slot_of(prev, AGENT)
+        f_att = (f_slot >= 0) & (self.fight.table.attack[rows_of(ps.move)[:, AGENT]] > 0)
+        f_start = f_att & (ps.action_frame[:, AGENT] == 1) & ((f_slot != f_prev) | (prev.action_frame[:, AGENT] != 1))
+        self.attack_start = torch.where(f_start, float(i), torch.where(f_att, self.attack_start, -1.0))
+        defend = shield_on | (fr.started & sum((fr.slot == s) for s in DEFENSIVE).bool())
+        react = defend & (self.attack_start >= 0)
+        self.reactions += (float(i) - self.attack_start[react]).tolist()
+        self.attack_start = torch.where(react, -1.0, self.attack_start)
+        return f_slot
+
+    def _hits(self, fr: _Frame, f_slot: torch.Tensor) -> None:
+        """Hits on Marth: on his shield (perfect on its first frames) or on him."""
+        ps, prev, res = fr.ps, fr.prev, fr.res
+        new_lag = (fr.fs.hitlag_left[:, CPU] > 0) & (fr.prev_lag <= 0)
+        on_shield = new_lag & (prev.action[:, CPU] == SHIELD) & (ps.action[:, CPU] == SHIELD) & (res.damage[:, CPU] == 0) \
+            & (f_slot >= 0)
+        self.shield_hits += int(on_shield.sum())
+        pf = self.fight.perfect_shield_frames
+        self.perfect += int((on_shield & (ps.action_frame[:, CPU] <= pf)).sum()) if pf else 0
+        self.hits_taken += int((res.damage[:, CPU] > 0).sum())
+
+    def _off_stage(self, fr: _Frame) -> None:
+        """Off stage: Marth's double jumps and up-B angles; Marth going out after Fox; ledge hogging."""
+        ps, prev, started, slot = fr.ps, fr.prev, fr.started, fr.slot
+        air = ps.on_ground[:, CPU] == 0
+        self.double_jumps += int((air & (prev.on_ground[:, CPU] == 0)
+                                  & (ps.jumps_left[:, CPU] < prev.jumps_left[:, CPU])).sum())
+        upb = started & (slot == Slot.UP_B)
+        if bool(upb.any()):
+            sx, sy = fr.pad.sx[:, CPU][upb], fr.pad.sy[:, CPU][upb]
+            self.upb_angles += torch.rad2deg(torch.atan2(sy, sx.abs())).tolist()
+        fox_off = (ps.position_x[:, AGENT].abs() > EDGE) & (ps.on_ground[:, AGENT] == 0)
+        m_off = ps.position_x[:, CPU].abs() > EDGE
+        self.out_after_fox += int((fox_off & m_off & ~self.was_off).sum())
+        self.was_off = m_off
+        self.hog += int((fox_off & started & (slot == Slot.LEDGE_HANG)).sum())
+
+    def result(self, scenario: str, ps: Any, stocks0: torch.Tensor) -> dict[str, Any]:
+        """The scenario's counts as :func:`run_scenario` returns them (``ps``: the players at the end)."""
+        counts, total = self.counts, sum(self.counts.values())
+        out: dict[str, Any] = {
+            "choices": counts, "shares": {k: (v / total if total else 0.0) for k, v in counts.items()},
+            "throws": self.throws, "shield_hits": self.shield_hits, "perfect_shields": self.perfect,
+            "perfect_shield_share": self.perfect / self.shield_hits if self.shield_hits else 0.0,
+            "hits_taken": self.hits_taken, "reaction_frames": _stats(self.reactions), "a_held_two_frames": self.a_twice,
+            "ground_jumps": self.ground_jumps, "hitstun_frames": self.stun_frames, "di_frames": self.di_frames,
+            "attack_wait_frames": _stats(self.waits),
+        }
+        if scenario == "fox_offstage":
+            out.update(marth_went_off_stage=self.out_after_fox, ledge_hogs=self.hog)
+        if scenario == "recovery":
+            back = (ps.stock[:, CPU] == stocks0) & (ps.position_x[:, CPU].abs() <= EDGE + 5.0)
+            out.update(double_jumps=self.double_jumps, up_b=counts["up_b"], side_b=counts["side_b"],
+                       air_dodge=counts["air_dodge"], up_b_stick_angle_deg=_stats(self.upb_angles),
+                       made_it_back=int(back.sum()), of=self.envs)
+        return out
 
 
 def _stats(values: list[float]) -> dict[str, float | None]:

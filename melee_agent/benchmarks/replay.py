@@ -81,6 +81,7 @@ def _fixed_batch(replay: DeviceReplay, batch_size: int) -> FedReplay:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Every measurement the module docstring names, printed as tables; returns what ``--json`` writes."""
     device = torch.device(args.device)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
@@ -97,7 +98,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                "threads": torch.get_num_threads(), "train_steps_per_round": train_steps,
                                "rounds": repeats, "timing": "best of rounds; train-step cases interleaved"}
     rss0 = rss_mb()
+    rows, dev, host = _fill_stores(results, capacity, device, rng)
+    fed: dict[str, FedReplay | str] = {"sb3": sb3_replay(rows, device), "torchrl": torchrl_replay(rows, device)}
+    _bench_sample(results, dev, host, fed, device, sample_calls)
+    batch2000 = _bench_add(results, dev, capacity, device, rng, args.quick)
+    rss_before_train = rss_mb()
+    _bench_train(results, dev, host, fed, rows, rng, device, train_steps, repeats)
+    steady = _bench_steady_state(dev, device, batch2000, args.quick)
+    results["memory"].update({"rss_start_mb": rss0, "rss_before_train_mb": rss_before_train, **steady})
+    _set_targets(results, device)
+    _print_tables(results)
+    return results
 
+
+def _fill_stores(results: dict[str, Any], capacity: int, device: torch.device,
+                 rng: np.random.Generator) -> tuple[np.ndarray, DeviceReplay, HostReplay]:
+    """``capacity`` random rows, and the device replay and the in-RAM list filled with them; their memory in
+    ``results``."""
     print(f"filling stores with {capacity:,} rows ...", flush=True)
     rows = random_rows(capacity, rng)
     dev = DeviceReplay(capacity, device, block_size=2_000, seed=0)
@@ -107,9 +124,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     host.rows = list(rows)  # one numpy row object per experience, as the paper's list held them
     results["memory"] = {"device_replay_bytes": dev.nbytes(), "bytes_per_row": ROW_WIDTH * 4,
                          "staging_block_bytes": dev.writer.nbytes()}
+    return rows, dev, host
 
-    # --- sample latency ---
-    fed: dict[str, FedReplay | str] = {"sb3": sb3_replay(rows, device), "torchrl": torchrl_replay(rows, device)}
+
+def _bench_sample(results: dict[str, Any], dev: DeviceReplay, host: HostReplay, fed: dict[str, FedReplay | str],
+                  device: torch.device, sample_calls: int) -> None:
+    """Sample latency per batch size for each replay (a baseline not installed: its reason), and how many
+    times faster the device replay is."""
     baselines: dict[str, Callable[[int], Any] | str] = {
         "device": dev.sample, "host_list": host.sample,
         **{k: (v if isinstance(v, str) else v.sample) for k, v in fed.items()}}
@@ -128,8 +149,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     del baselines
     gc.collect()
 
-    # --- add cost per experience ---
-    n_rows = 20_000 if args.quick else 100_000
+
+def _bench_add(results: dict[str, Any], dev: DeviceReplay, capacity: int, device: torch.device,
+               rng: np.random.Generator, quick: bool) -> np.ndarray:
+    """Cost per experience added: one at a time per block size, the in-RAM list's append, and 2,000-row
+    batches into the full store; returns that 2,000-row batch."""
+    n_rows = 20_000 if quick else 100_000
     one_at_a_time = {}
     feed = random_rows(n_rows, rng)
     row_list = list(feed)
@@ -150,17 +175,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         del h.rows[:-capacity]
     host_add = time_per_call(feed_host, 1, device, repeats=3) / n_rows * 1e6
     batch2000 = feed[:2_000]
-    batched = time_per_call(lambda: dev.add(batch2000), 50 if args.quick else 500, device) / 2_000 * 1e6
+    batched = time_per_call(lambda: dev.add(batch2000), 50 if quick else 500, device) / 2_000 * 1e6
     results["add_us_per_row"] = {"one_at_a_time_by_block": one_at_a_time, "host_list_append": host_add,
                                  "batches_of_2000_full_store": batched}
+    return batch2000
 
-    # --- train step ---
-    rss_before_train = rss_mb()
+
+def _bench_train(results: dict[str, Any], dev: DeviceReplay, host: HostReplay, fed: dict[str, FedReplay | str],
+                 rows: np.ndarray, rng: np.random.Generator, device: torch.device, train_steps: int,
+                 repeats: int) -> None:
+    """Train-step time per batch size for each replay and the fixed-batch floor; on a GPU also the
+    prioritized replays'."""
     cases: dict[str, Any] = {"device": dev, "host_list": host, "fixed_batch": None,
                              **{k: v for k, v in fed.items() if not isinstance(v, str)}}
-    results["train_step_ms"] = train = _train_table(cases, device, train_steps, repeats, graph=device.type == "cuda")
+    results["train_step_ms"] = _train_table(cases, device, train_steps, repeats, graph=device.type == "cuda")
     results["train_step_skipped"] = {k: v for k, v in fed.items() if isinstance(v, str)}
     if device.type == "cuda":
+        capacity = len(rows)  # the full store's rows
         results["gpu"] = torch.cuda.get_device_name(device)
         prio = PrioritizedDeviceReplay(capacity, device, block_size=2_000, seed=0)
         prio.add(rows, priority=rng.exponential(1.0, capacity))
@@ -171,9 +202,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["train_step_prioritized_skipped"] = {"torchrl": trl} if isinstance(trl, str) else {}
         del prio, trl
 
-    # --- steady state: RSS after a warm-up vs after many more steps and adds on the same replay ---
+
+def _bench_steady_state(dev: DeviceReplay, device: torch.device, batch2000: np.ndarray,
+                        quick: bool) -> dict[str, Any]:
+    """Steady state: RSS after a warm-up vs after many more steps and adds on the same replay (nothing
+    should grow); the figures for ``results["memory"]``."""
     learner = Learner(dev, num_actions=5, device=device, batch_size=128, metrics_every=100, cuda_graph=False)
-    warm, more = (50, 200) if args.quick else (500, 5_000)
+    warm, more = (50, 200) if quick else (500, 5_000)
     for _ in range(warm):
         learner.step()
     gc.collect()
@@ -185,18 +220,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sync(device)
     gc.collect()
     rss_end = rss_mb()
-    results["memory"].update({"rss_start_mb": rss0, "rss_before_train_mb": rss_before_train,
-                              "rss_after_warmup_mb": rss_warm, "rss_after_more_steps_mb": rss_end,
-                              "more_steps": more, "more_rows_added": 2_000 * ((more + 9) // 10),
-                              "rss_growth_mb": rss_end - rss_warm, "device_replay_bytes_after": dev.nbytes()})
+    return {"rss_after_warmup_mb": rss_warm, "rss_after_more_steps_mb": rss_end,
+            "more_steps": more, "more_rows_added": 2_000 * ((more + 9) // 10),
+            "rss_growth_mb": rss_end - rss_warm, "device_replay_bytes_after": dev.nbytes()}
 
+
+def _set_targets(results: dict[str, Any], device: torch.device) -> None:
+    """The targets' figures from the measurements in ``results`` (the GPU's too on one), and which are met."""
+    sample, train = results["sample_us"], results["train_step_ms"]
+    add = results["add_us_per_row"]
     s128 = sample["device"]["128"]
     ratios = {f"sample128_speedup_vs_{k}": (v["128"] / s128 if isinstance(v, dict) else None)
               for k, v in sample.items() if k != "device"}
     results["targets"] = {
         **ratios,
-        "add_one_at_a_time_us_block2000": one_at_a_time["2000"],
-        "add_batches_2000_us": batched,
+        "add_one_at_a_time_us_block2000": add["one_at_a_time_by_block"]["2000"],
+        "add_batches_2000_us": add["batches_of_2000_full_store"],
         "train128_speedup_vs_host": train["128"]["device_vs_host_speedup"],
         "train128_vs_floor": train["128"]["device_vs_floor"],
     }
@@ -212,8 +251,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         k: (None if results["targets"].get(k) is None else
             (results["targets"][k] >= t if op == ">=" else results["targets"][k] <= t))
         for k, op, t in targets}
-    _print_tables(results)
-    return results
 
 
 def _train_table(cases: dict[str, Any], device: torch.device, train_steps: int, repeats: int,

@@ -395,6 +395,82 @@ def _length(ch: Character, slot: int, action: int, attrs: gd.CharacterAttributes
     return _framedata_length(ch, action)  # rolls, spot dodge, getup, illusion, firefox travel
 
 
+# The moves played standing on the ground (throws too: ``THROWS``).
+_GROUND_MOVES = (Slot.JAB1, Slot.JAB2, Slot.JAB3, Slot.FTILT, Slot.UTILT, Slot.DTILT, Slot.FSMASH, Slot.USMASH,
+                 Slot.DSMASH, Slot.DASH_ATTACK, Slot.GRAB, Slot.DASH_GRAB, Slot.GRAB_HOLD, Slot.PUMMEL,
+                 Slot.SPOT_DODGE, Slot.ROLL_FORWARD, Slot.ROLL_BACKWARD, Slot.SHIELD_RELEASE, Slot.SHIELD_BREAK,
+                 Slot.LANDING, Slot.LANDING_SPECIAL, Slot.LEDGE_GETUP)
+
+
+def _fill_bursts(r: int, hit: np.ndarray, group: np.ndarray, first: np.ndarray, reach: np.ndarray) -> None:
+    """Row ``r``'s hitbox bursts per frame (``group``), its first active frame and its reach, from ``hit[r]``."""
+    L = hit.shape[1]
+    live = hit[r, :, :, H.RADIUS].max(axis=1) > 0
+    g = 0
+    for f in range(1, L):  # a new burst of hitboxes after a frame without: hits again
+        if live[f] and not live[f - 1]:
+            g += 1
+        group[r, f] = g if live[f] else 0
+    if live.any():
+        frames = np.flatnonzero(live)
+        first[r] = frames.min()
+        ext = (hit[r, :, :, H.X] + hit[r, :, :, H.RADIUS]) * (hit[r, :, :, H.RADIUS] > 0)
+        reach[r] = float(ext.max())
+
+
+def _chain_and_guard(col: int, ch: Character, chain: np.ndarray, chain_from: np.ndarray, il: np.ndarray,
+                     ih: np.ndarray, helpless: np.ndarray) -> None:
+    """One character's jab chains, intangible frames and the moves that end helpless."""
+    # Jabs chain when A is pressed again from the frame libmelee saw the interruptible flag.
+    for s0, s1 in ((Slot.JAB1, Slot.JAB2), (Slot.JAB2, Slot.JAB3)):
+        if _SOURCES[s1][col] >= 0:
+            m = gd.move(ch, _SOURCES[s0][col])
+            chain[row(col, s0)] = row(col, s1)
+            chain_from[row(col, s0)] = m.iasa_libmelee or m.total_frames  # gamedata iasa_libmelee
+    for slot, (lo, hi) in INTANGIBLE[ch].items():
+        il[row(col, slot)], ih[row(col, slot)] = lo, hi
+    for s in (Slot.UP_B, Slot.SIDE_B_END):
+        helpless[row(col, s)] = 1.0
+    helpless[row(col, Slot.UP_B_TRAVEL)] = 1.0
+    helpless[row(col, Slot.AIRDODGE)] = 1.0  # Melee: an air dodge ends in special fall
+
+
+def _link_fox_specials(il: np.ndarray, ih: np.ndarray, end: np.ndarray, jc: np.ndarray, helpless: np.ndarray,
+                       stall: np.ndarray, aimed: np.ndarray) -> None:
+    """Fox's specials as chains of rows (shine, firefox, illusion), and both pummels back to the hold."""
+    fox = lambda s: row(AGENT_COL, s)  # noqa: E731
+    il[fox(Slot.DOWN_B)], ih[fox(Slot.DOWN_B)] = SHINE_INTANGIBLE
+    end[fox(Slot.DOWN_B)] = fox(Slot.DOWN_B_LOOP)
+    jc[fox(Slot.DOWN_B_LOOP)] = 1  # the loop's frame 1 is the shine's frame 4 (SHINE_JUMP_CANCEL)
+    jc[fox(Slot.DOWN_B)] = SHINE_JUMP_CANCEL  # never reached (the start is 3 frames); kept for the record
+    end[fox(Slot.UP_B)] = fox(Slot.UP_B_TRAVEL)
+    helpless[fox(Slot.UP_B)] = 0.0  # the charge flows into the travel, which ends helpless
+    end[fox(Slot.SIDE_B)] = fox(Slot.SIDE_B_TRAVEL)
+    end[fox(Slot.SIDE_B_TRAVEL)] = fox(Slot.SIDE_B_END)
+    end[fox(Slot.PUMMEL)] = fox(Slot.GRAB_HOLD)
+    end[row(CPU_COL, Slot.PUMMEL)] = row(CPU_COL, Slot.GRAB_HOLD)
+    for s in (Slot.UP_B, Slot.DOWN_B, Slot.DOWN_B_LOOP, Slot.SIDE_B, Slot.SIDE_B_TRAVEL):
+        stall[fox(s)] = 1.0  # meleelight UPSPECIALCHARGE: vertical speed 0 while charging; shine and illusion stall (guess)
+    # The firefox travel's speed per frame: libmelee recorded it straight up (locomotion_y 3.8 ... 1.3).
+    aimed[fox(Slot.UP_B_TRAVEL)] = 1.0
+
+
+def _player_layout(attrs_rows: list[gd.CharacterAttributes], device: torch.device | str,
+                   num_envs: int | None) -> tuple[Attrs, torch.Tensor, torch.Tensor]:
+    """The per-player constants on ``device``, each player's base column and the other player's row
+    (``[B, 2]`` with ``num_envs``, else ``[1, 2]``)."""
+    t = lambda x: torch.as_tensor(np.asarray(x), dtype=torch.float32, device=device)  # noqa: E731
+    attrs = Attrs(*(t([getattr(a, f) if f in a._fields else MEASURED[a.character][f] for a in attrs_rows])
+                    for f in Attrs._fields))
+    col = torch.arange(2, device=device).view(1, 2)
+    swap = (1 - col)
+    if num_envs is not None:
+        col = col.expand(num_envs, 2).contiguous()
+        swap = (torch.arange(num_envs, device=device).view(-1, 1) * 2 + 1 - col).contiguous()
+        attrs = Attrs(*(v[col].contiguous() for v in attrs))
+    return attrs, col, swap
+
+
 def build_table(device: torch.device | str = "cpu", num_envs: int | None = None) -> FightTable:
     """The table on ``device``; with ``num_envs`` the per-player constants are laid out ``[B, 2]`` (what a
     compiled frame reads fastest: one flat loop), else ``[2]`` / ``[1, 2]``."""
@@ -436,61 +512,14 @@ def build_table(device: torch.device | str = "cpu", num_envs: int | None = None)
                 t = gd.throw(ch, src)
                 attack_id[r], release[r] = t.attack_id, t.release_frame
                 throw[r] = (t.damage, t.angle, t.base_kb, t.kb_growth, t.set_kb)
-            live = hit[r, :, :, H.RADIUS].max(axis=1) > 0
-            g = 0
-            for f in range(1, L):  # a new burst of hitboxes after a frame without: hits again
-                if live[f] and not live[f - 1]:
-                    g += 1
-                group[r, f] = g if live[f] else 0
-            if live.any():
-                frames = np.flatnonzero(live)
-                first[r] = frames.min()
-                ext = (hit[r, :, :, H.X] + hit[r, :, :, H.RADIUS]) * (hit[r, :, :, H.RADIUS] > 0)
-                reach[r] = float(ext.max())
+            _fill_bursts(r, hit, group, first, reach)
             attack[r] = float(slot in ATTACKS)
             aerial[r] = float(slot in AERIALS)
-            ground[r] = float(slot in (Slot.JAB1, Slot.JAB2, Slot.JAB3, Slot.FTILT, Slot.UTILT, Slot.DTILT,
-                                       Slot.FSMASH, Slot.USMASH, Slot.DSMASH, Slot.DASH_ATTACK, Slot.GRAB,
-                                       Slot.DASH_GRAB, Slot.GRAB_HOLD, Slot.PUMMEL, Slot.SPOT_DODGE,
-                                       Slot.ROLL_FORWARD, Slot.ROLL_BACKWARD, Slot.SHIELD_RELEASE,
-                                       Slot.SHIELD_BREAK, Slot.LANDING, Slot.LANDING_SPECIAL, Slot.LEDGE_GETUP)
-                              or slot in THROWS)
-        # Jabs chain when A is pressed again from the frame libmelee saw the interruptible flag.
-        for s0, s1 in ((Slot.JAB1, Slot.JAB2), (Slot.JAB2, Slot.JAB3)):
-            if _SOURCES[s1][col] >= 0:
-                m = gd.move(ch, _SOURCES[s0][col])
-                chain[row(col, s0)] = row(col, s1)
-                chain_from[row(col, s0)] = m.iasa_libmelee or m.total_frames  # gamedata iasa_libmelee
-        for slot, (lo, hi) in INTANGIBLE[ch].items():
-            il[row(col, slot)], ih[row(col, slot)] = lo, hi
-        for s in (Slot.UP_B, Slot.SIDE_B_END):
-            helpless[row(col, s)] = 1.0
-        helpless[row(col, Slot.UP_B_TRAVEL)] = 1.0
-        helpless[row(col, Slot.AIRDODGE)] = 1.0  # Melee: an air dodge ends in special fall
-    fox = lambda s: row(AGENT_COL, s)  # noqa: E731
-    il[fox(Slot.DOWN_B)], ih[fox(Slot.DOWN_B)] = SHINE_INTANGIBLE
-    end[fox(Slot.DOWN_B)] = fox(Slot.DOWN_B_LOOP)
-    jc[fox(Slot.DOWN_B_LOOP)] = 1  # the loop's frame 1 is the shine's frame 4 (SHINE_JUMP_CANCEL)
-    jc[fox(Slot.DOWN_B)] = SHINE_JUMP_CANCEL  # never reached (the start is 3 frames); kept for the record
-    end[fox(Slot.UP_B)] = fox(Slot.UP_B_TRAVEL)
-    helpless[fox(Slot.UP_B)] = 0.0  # the charge flows into the travel, which ends helpless
-    end[fox(Slot.SIDE_B)] = fox(Slot.SIDE_B_TRAVEL)
-    end[fox(Slot.SIDE_B_TRAVEL)] = fox(Slot.SIDE_B_END)
-    end[fox(Slot.PUMMEL)] = fox(Slot.GRAB_HOLD)
-    end[row(CPU_COL, Slot.PUMMEL)] = row(CPU_COL, Slot.GRAB_HOLD)
-    for s in (Slot.UP_B, Slot.DOWN_B, Slot.DOWN_B_LOOP, Slot.SIDE_B, Slot.SIDE_B_TRAVEL):
-        stall[fox(s)] = 1.0  # meleelight UPSPECIALCHARGE: vertical speed 0 while charging; shine and illusion stall (guess)
-    aimed[fox(Slot.UP_B_TRAVEL)] = 1.0
-    # The firefox travel's speed per frame: libmelee recorded it straight up (locomotion_y 3.8 ... 1.3).
+            ground[r] = float(slot in _GROUND_MOVES or slot in THROWS)
+        _chain_and_guard(col, ch, chain, chain_from, il, ih, helpless)
+    _link_fox_specials(il, ih, end, jc, helpless, stall, aimed)
     t = lambda x: torch.as_tensor(np.asarray(x), dtype=torch.float32, device=device)  # noqa: E731
-    attrs = Attrs(*(t([getattr(a, f) if f in a._fields else MEASURED[a.character][f] for a in attrs_rows])
-                    for f in Attrs._fields))
-    col = torch.arange(2, device=device).view(1, 2)
-    swap = (1 - col)
-    if num_envs is not None:
-        col = col.expand(num_envs, 2).contiguous()
-        swap = (torch.arange(num_envs, device=device).view(-1, 1) * 2 + 1 - col).contiguous()
-        attrs = Attrs(*(v[col].contiguous() for v in attrs))
+    attrs, col, swap = _player_layout(attrs_rows, device, num_envs)
     return FightTable(
         hit=t(hit), group=t(group), loco_x=t(loco_x), loco_y=t(loco_y), action=t(action), length=t(length),
         attack_id=t(attack_id), landing_lag=t(landing), lcancel_lag=t(lcancel), ac_before=t(ac_lo),
