@@ -55,7 +55,7 @@ class Stage:
     blast: tuple[float, float, float, float]  # left, right, top, bottom
     spawns: tuple[tuple[float, float], ...]  # the game's four spawn points (x, y), players 1-4
     simplification: str  # "" or what the arena simplifies of the game's stage
-    sources: dict[str, str] = field(default_factory=dict)  # field -> source
+    sources: dict[str, str] = field(default_factory=dict, hash=False, compare=False)  # field -> source
     ledge_x: float = 0.0  # x of a fighter hanging on the ledge (libmelee EDGE_POSITION)
     #: Where the arena puts a KO'd fighter back on the floor, per port (the game's revival platform is left out).
     respawn_x: tuple[float, float] = (-40.0, 40.0)

@@ -72,7 +72,7 @@ def test_compiled_fights_play_the_same_games_as_eager(cpu):
 def test_compiled_fights_on_mixed_stages_play_the_same_games_as_eager():
     """Stages mixed in one batch (platforms, blast zones, the CPU's platform rules): compiled as eager."""
     stages = dict(stage=["battlefield", "yoshis_story", "final_destination"], stage_weights=[2, 1, 1])
-    eager, fused = (_play(c, 150, lockstep=False, game="fight", cpu_level=[5, 9], max_frames=250, cpu="melee",
+    eager, fused = (_play(c, 300, lockstep=False, game="fight", cpu_level=[5, 9], max_frames=250, cpu="melee",
                           seed=4, **stages) for c in (False, True))
     assert sum(int(e[2].sum()) for e in eager) > 0
     for e, c in zip(eager, fused):

@@ -15,6 +15,7 @@ NAMES = ("final_destination", "battlefield", "yoshis_story", "dreamland", "fount
 
 def test_the_six_legal_stages_by_name_and_enum():
     assert tuple(STAGES) == NAMES
+    assert len(set(STAGES.values())) == 6  # hashable (a cache key), each one distinct
     for name in NAMES:
         s = stage_named(name)
         assert s.name == name and stage_of_libmelee(melee.Stage[s.libmelee]) is s

@@ -40,8 +40,9 @@ DROP_HOLD = 5
 #: island's end (within 5, ftCo_800A28D0) jumps with the destination above or more than 40 away, else walks off.
 UP_ANGLE, STEEP_ANGLE, DOWN_ANGLE = 0.6108652334660292, 1.3089969288557768, -0.7853981573134661
 ISLAND_END, FAR_X = 5.0, 40.0
-#: ftCo_800AB224: the destination's island is the floor found from 5 above it, 10 down (mpIsland_8005AC14).
-ISLAND_ABOVE, ISLAND_BELOW = 5.0, 10.0
+#: ftCo_800AB224: the destination's island is the floor found from 5 above it, 10 down (mpIsland_8005AC14): a floor
+#: from 5 above the destination to 5 below it.
+ISLAND_ABOVE, ISLAND_BELOW = 5.0, 5.0
 
 #: ftCo_800AA320: the approach stick's clamp per level 0-9, of 127.
 STICK_CLAMP = (0x43, 0x48, 0x4D, 0x52, 0x57, 0x5C, 0x61, 0x6B, 0x75, 0x7F)
