@@ -38,6 +38,8 @@ import torch
 from melee.enums import Action, Character
 from melee.gamestate import WhispyBlowDirection
 
+from melee_agent.arena import gamedata
+from melee_agent.arena.fight.ground import dash_impulse
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.frame import EDGE
 from melee_agent.io.slp import read_each, read_kept
@@ -188,8 +190,7 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
                 rows = tuple(frames[j][1][port] for j in run)
                 before = frames[run[0] - 1][1].get(port) if run[0] > 0 else None
                 if not has_speeds and before is not None:
-                    dx, dy = rows[0].x - before.x, rows[0].y - before.y
-                    rows = (rows[0]._replace(speed_air_x=dx, speed_ground_x=dx, speed_y=dy),) + rows[1:]
+                    rows = (unrecorded_speeds(rows[0], before),) + rows[1:]
                 hist = tuple(frames[j][1][port].pad for j in range(max(0, run[0] - 4), run[0]) if port in frames[j][1])
                 out.append(Stretch(str(path), port, rows[0].character.name.lower(), frames[run[0]][0], rows, hist))
             if not free:
@@ -197,6 +198,20 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
             elif len(run) == MAX_STRETCH + 1:  # full: its last frame is the next stretch's placed frame
                 run = [i]
     return out
+
+
+def unrecorded_speeds(row: PlayerRow, before: PlayerRow) -> PlayerRow:
+    """``row`` with the self speeds a replay before Slippi 3.5.0 does not record: its position's change from the frame
+    before (what the game moved it by), except on a dash's first frame, whose speed already holds the dash's impulse
+    (doldecomp/melee ``ftCo_Dash_Enter``: to dash_initial the facing way, :func:`~melee_agent.arena.fight.ground.dash_impulse`)
+    that moves the fighter only from the next frame."""
+    dx, dy = row.x - before.x, row.y - before.y
+    vx = dx
+    if row.action == A.DASHING.value and row.action_frame == 1 and row.on_ground:
+        initial = gamedata.attributes(row.character).dash_initial
+        t = lambda v: torch.tensor(float(v))  # noqa: E731
+        vx = dx + float(dash_impulse(t(dx), t(1.0 if row.facing else -1.0), t(initial)))
+    return row._replace(speed_air_x=vx, speed_ground_x=vx, speed_y=dy)
 
 
 def _pads(rows: list[PlayerRow | None], col: int, device: torch.device) -> Pads:
@@ -319,4 +334,5 @@ def report(results: list[StretchResult], errors: list[str]) -> dict[str, Any]:
             "tolerance": TOLERANCE, "max_stretch": MAX_STRETCH}
 
 
-__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "FREE_ACTIONS", "BODY_PUSH_GAP"]
+__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "unrecorded_speeds", "FREE_ACTIONS",
+           "BODY_PUSH_GAP"]

@@ -12,6 +12,7 @@ import torch
 from melee.enums import Action, Character
 
 from melee_agent.report import motion
+from tests.report import motion_cases
 from melee_agent.arena import Arena, Pads
 from melee_agent.arena import gamedata as gd
 from melee_agent.cli.main import main
@@ -330,3 +331,64 @@ def test_dream_land_wind_leaves_frames_out() -> None:
     assert motion._windy(DL, "3.9.0", set(), frames) == frozenset(range(5))
     assert motion._windy(DL, "3.17.0", {2, 3}, frames) == frozenset({2, 3})
     assert motion._windy(FD, "3.9.0", {2}, frames) == frozenset()
+
+
+def _case(name: str) -> tuple[motion.Stretch, int]:
+    """A transcribed real stretch (tests/report/motion_cases.py) as the harness's Stretch, and its arena column."""
+    c = motion_cases.CASES[name]
+    ch = Character[c.character]
+    rows = tuple(motion.PlayerRow(ch, *r[:11], 0.0, 0.0, 0.0, r[11]) for r in c.rows)
+    return motion.Stretch("rollbackFrameTest.slp", c.port, c.character.lower(), c.start, rows, c.history), motion.COLUMN[ch]
+
+
+def test_a_dash_flicked_back_with_the_jump_button_smash_turns() -> None:
+    # ftCo_Dash_IASA: the smash turn (ftCo_Dash_CheckInput) comes before the jump (fn_800CAF78): Marth dashing left,
+    # the stick flicked right and Y pressed on one frame (6518), turns, then dashes right; he does not jump.
+    s, col = _case("marth_dash_flick_back_jump")
+    assert s.rows[6].action == Action.TURNING.value and s.rows[6].pad[9] == 1.0
+    (r,) = motion.play([s], col)
+    assert r.in_sync == r.length and r.action_agree == r.length, r
+
+
+@pytest.mark.parametrize("name", ["marth_dash_cstick_back", "fox_dash_cstick_up_jump", "fox_dash_cstick_up_jump_2"])
+def test_a_dash_reads_no_c_stick_attack(name: str) -> None:
+    # ftCo_Dash_IASA's dash attack is ftCo_AttackDash_CheckInput, the A button newly pressed: a C-stick pushed in a
+    # dash out of a turn attacks not. Marth's C-stick right while dashing left keeps him dashing; Fox's C-stick up
+    # with Y jumps (fn_800CAF78).
+    s, col = _case(name)
+    (r,) = motion.play([s], col)
+    assert r.in_sync == r.length and r.action_agree >= r.length - 1, r
+
+
+def test_a_flicked_dash_takes_a_sideways_c_stick_as_a_forward_smash_on_its_first_frames() -> None:
+    # ftCo_Dash_IASA's first branch (a flick's dash, animation frames up to x044 = 4): ftCo_AttackS4_8008C114 reads the
+    # C-stick pushed sideways past 0.8 (ftCo_800DF1C8) as a forward smash; later in the dash, nothing.
+    def dash_then_c(frames: int) -> Action:
+        a = fox()
+        out = play(a, [stick(1.0)] * frames + [stick(1.0)._replace(c_x=torch.tensor([[1.0, 0.5]]))])
+        return Action(int(out[-1]["action"]))
+    assert dash_then_c(2) == Action.FSMASH_MID
+    assert dash_then_c(6) == Action.DASHING
+    # The same branch reads no smash turn: a flick back on the dash's third frame dashes on; on its sixth it turns.
+    for frames, turned in ((2, Action.DASHING), (5, Action.TURNING)):
+        out = play(fox(), [stick(1.0)] * frames + [stick(0.5)] + [stick(0.0)])
+        assert Action(int(out[-1]["action"])) == turned, frames
+
+
+@needs_replays
+@pytest.mark.parametrize("start", [1086, 2750])
+def test_a_dash_placed_on_its_first_frame_without_recorded_speeds(start: int) -> None:
+    # pyslippi_game records no self speeds: placed on Marth's dash's first frame, the speed is the position's change
+    # (0 from standing) plus the dash's impulse (ftCo_Dash_Enter), which moves him from the next frame.
+    path = REPLAY_DIR / "pyslippi_game.slp"
+    (whole,) = [s for s in motion.stretches(path) if s.character == "marth" and s.start < start < s.start + len(s.rows)]
+    k = start - whole.start
+    dash = whole.rows[k]
+    assert dash.action == Action.DASHING.value and dash.action_frame == 1 and dash.speed_ground_x == 0.0
+    placed = motion.unrecorded_speeds(dash, whole.rows[k - 1])
+    # Marth's dash_initial 1.5 his way (from standing or walking the same way).
+    assert placed.speed_ground_x == pytest.approx(1.5 if dash.facing else -1.5, abs=1e-4)
+    s = whole._replace(start=start, rows=(placed,) + whole.rows[k + 1:k + 12],
+                       history=tuple(r.pad for r in whole.rows[k - 4:k]))
+    (r,) = motion.play([s], motion.COLUMN[Character.MARTH])
+    assert r.in_sync == r.length, r
