@@ -38,7 +38,7 @@ def pad(n: int, fox: dict | None = None, marth: dict | None = None) -> Pad:
     for d in (fox or {}, marth or {}):
         cols.append({k: torch.full((n,), float(d.get(k, 0.0))) for k in ("a", "b", "jump", "z", "shield", "sx", "sy")})
     return Pad(*(torch.stack((cols[0][k], cols[1][k]), 1) if k in ("sx", "sy") else
-                 torch.stack((cols[0][k], cols[1][k]), 1) > 0 for k in Pad._fields if k != "lr"))  # lr: as shield
+                 torch.stack((cols[0][k], cols[1][k]), 1) > 0 for k in Pad._fields[:7]))  # lr: as shield; no C-stick
 
 
 def frames(env: Arena, n: int, fox: dict | None = None, marth: dict | None = None,

@@ -366,6 +366,43 @@ def analyse(replay: Replay) -> FileResult:
     return FileResult(replay.path, version, tuple(hits), tuple(unattributed))
 
 
+class _Rise(NamedTuple):
+    """One percent rise of the victim ``v`` being read as a hit by ``a`` (``a`` may be the frame before's, in a trade)."""
+
+    name: str
+    fr: Frame
+    aport: int
+    a: PlayerFrame
+    aprev: PlayerFrame | None
+    vport: int
+    v: PlayerFrame
+    vq: PlayerFrame
+    replay_attack: int  # the attacker's last attack landed on the rise's frame (the frame's, even in a trade)
+
+    @property
+    def damage(self) -> float:
+        return self.v.percent - self.vq.percent
+
+
+class _Read(NamedTuple):
+    """What a rise was read as: the move and attack id, and the values every record of it carries."""
+
+    move: str
+    attack_id: int
+    stale: float
+    hs_obs: int | None
+    ls_obs: float | None
+    held: bool
+
+
+def _record(r: _Rise, m: _Read, hitbox_id: int | None, dmg: float | None, k: float | None, hs: int | None,
+            ls: float | None, any_hb: bool, note: str) -> HitRecord:
+    a, v = r.a, r.v
+    return HitRecord(r.name, r.fr.number, a.character.name, r.aport, v.character.name, r.vport, m.move, a.action,
+                     a.action_frame, m.attack_id, hitbox_id, r.vq.percent, m.stale, r.damage, dmg, k, m.hs_obs, hs,
+                     m.ls_obs, ls, any_hb, note)
+
+
 def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | None, vport: int, v: PlayerFrame,
          vq: PlayerFrame, queue: list[int], carries_hitstun: bool, carries_launch: bool,
          carries_ground: bool = True, repeat: bool = False, had_projectile: bool = False,
@@ -376,55 +413,13 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     ``charged``: frames ``a``'s smash attack was charged (its charge frame held past the first);
     ``carries_items``: the replay records projectiles (3.0.0 on); ``charged_before``: ``charged`` as it
     stood on the frame before (a trade's move is that frame's)."""
-    damage_obs = v.percent - vq.percent
-    note = ""
     replay_attack = a.last_attack_landed
-    new_attack = aprev is not None and replay_attack > 0 and replay_attack != aprev.last_attack_landed
-    if aprev is not None and replay_attack > 0 and a.action != aprev.action and a.percent > aprev.percent:
-        # A trade: both players hit on this frame (the attacker's percent rose too), so the attacker already
-        # shows its own hit's action. The move that hit is the one of the frame before, one frame on, where
-        # it names the replay's attack (which need not change: the attacker's last hit may have been it).
-        was = aprev._replace(action_frame=aprev.action_frame + 1)
-        was_move = gd.move(was.character, was.action)
-        if (not candidate_hitboxes(a, vq, carries_ground) and was_move is not None
-                and was_move.attack_id == replay_attack and candidate_hitboxes(was, vq, carries_ground)):
-            a, note, charged = was, "a trade (the move of the frame before); ", charged_before
-    move = gd.move(a.character, a.action)
-    candidates = candidate_hitboxes(a, vq, carries_ground)
-    # Before 3.0.0 a replay has no projectiles: a rise with the attacker's last attack landed still naming
-    # one of its projectiles (a second laser) is that projectile's.
-    old_projectile = not carries_items and gd.projectile(a.character, replay_attack) is not None
-    # Fox's firefox travel and illusion: a hitbox made in code, out on the frames libmelee recorded it,
-    # unless the replay names another attack for this hit (a laser of his still flying)
-    code = gd.code_hitbox(a.character, a.action)
-    if code is not None and (not code.out_on(a.action_frame) or (new_attack and replay_attack != code.attack_id)):
-        code = None
-    if candidates and move is not None:
-        move_name, attack_id = move.name, move.attack_id
-    elif a.action in THROWS:
-        move_name, attack_id = THROWS[a.action]
-    elif code is not None:
-        move_name, attack_id = code.move, code.attack_id
-    elif move is not None and new_attack and replay_attack == move.attack_id:
-        move_name, attack_id = move.name, move.attack_id  # the move hit, but the data has no hitbox on this frame
-    elif new_attack or old_projectile or ((aport in fr.projectile_owners or had_projectile)
-                                          and (replay_attack <= 0 or gd.projectile(a.character, replay_attack))):
-        # A hit with no hitbox of the attacker out: the attack the replay names where it changed on this
-        # frame (or, before 3.0.0, still names a projectile); else a projectile of the attacker's (Fox's
-        # laser is an item) where the last attack landed names one or none. An unchanged id naming a
-        # move (an off-screen 1% while a laser flies elsewhere) is not taken for a projectile's hit.
-        attack_id = replay_attack if replay_attack > 0 else 18
-        what = ATTACK_NAMES.get(attack_id, attack_id)
-        move_name = (f"projectile ({what})" if gd.projectile(a.character, attack_id) is not None or not new_attack
-                     else f"{what} (no hitbox of its action in the data)")
-    else:
-        why = (f"{move.name} has no hitbox on action frame {a.action_frame}" if move is not None
-               else "the other player has no hitbox, throw or projectile out")
-        why += " and the replay's last attack landed did not change"
-        if abs(damage_obs - OFF_SCREEN_DAMAGE) <= DAMAGE_TOLERANCE:
-            why += ("; 1%: likely the damage a fighter takes while off screen (in the magnifying glass, 1% a "
-                    "second, SmashWiki), which enters no stale queue")
-        return Unattributed(name, fr.number, v.character.name, damage_obs, a.action, a.action_frame, why)
+    a, note, charged = _trade(a, aprev, vq, carries_ground, charged, charged_before)
+    r = _Rise(name, fr, aport, a, aprev, vport, v, vq, replay_attack)
+    found = _identify(r, carries_ground, carries_items, had_projectile)
+    if isinstance(found, Unattributed):
+        return found
+    move_name, attack_id, candidates, code = found
     if replay_attack > 0:
         if replay_attack != attack_id:
             note = f"replay's attack id {replay_attack} differs from the table's {attack_id}; "
@@ -434,74 +429,143 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
     held = v.action in HELD
     hs_obs = int(v.hitstun) if carries_hitstun and not held else None
     ls_obs = math.hypot(v.speed_x_attack, v.speed_y_attack) if carries_launch and not held else None
+    m = _Read(move_name, attack_id, stale, hs_obs, ls_obs, held)
     throw = gd.throw(a.character, a.action) if a.action in THROWS else None
     # A throw whose animation does not depend on the victim's weight releases on its exact frame: a rise
     # before it is not the throw command (Fox's down throw, released on 33 of 44, fires lasers first).
     before_release = throw is not None and not throw.weight_dependent and a.action_frame < throw.release_frame
     if not candidates and a.action in THROWS and (repeat or before_release):
-        # The throw command deals once, on release. Fox's throws also fire lasers at the thrown victim
-        # (in the replays 2-4 rises after the release, staled as the throw, leaving its hitstun and launch
-        # to run on): no knockback, like his blaster's laser, and a damage no source here gives.
-        if a.character != Character.FOX:
-            return Unattributed(name, fr.number, v.character.name, damage_obs, a.action, a.action_frame,
-                                f"{move_name}: not its throw command (dealt once, on release)")
-        hs, ls = _running_on(vq)
-        return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, "laser (throw)",
-                         a.action, a.action_frame, attack_id, None, vq.percent, stale, damage_obs, None, 0.0, hs_obs,
-                         int(hs), ls_obs, ls, False,
-                         (note + "a laser of Fox's throw: no knockback (hitstun and launch run on); its damage is "
-                          "in no source here (SmashWiki: the blaster deals 1%-3%)").lstrip("; "))
+        return _throw_laser(r, m, note)
     if not candidates:
-        # A throw's throw command, a code-made hitbox or a projectile's hit: one set of values, none to choose.
-        src: gd.Throw | gd.Projectile | gd.CodeHitbox | None = None
-        if a.action in THROWS:
-            src = throw
-            note += "throw command" if src is not None else "throw: no throw data for this character"
-        elif code is not None:
-            src = code
-            note += "a hitbox the game makes in code (code_hitboxes.csv: one per action, no position)"
-        elif move_name.startswith("projectile"):
-            src = gd.projectile(a.character, attack_id)
-            if src is not None:
-                move_name = src.move
-                note += "projectile hit (its first damage; it weakens over its flight)"
-            else:
-                note += "projectile: not in the data"
+        return _without_hitbox(r, m, throw, code, note)
+    return _with_hitbox(r, m, candidates, charged, carries_ground, note)
+
+
+def _trade(a: PlayerFrame, aprev: PlayerFrame | None, vq: PlayerFrame, carries_ground: bool, charged: int,
+           charged_before: int) -> tuple[PlayerFrame, str, int]:
+    """``(attacker, note, charged)``: in a trade, both players hit on this frame (the attacker's percent rose too), so
+    the attacker already shows its own hit's action. The move that hit is the one of the frame before, one frame on,
+    where it names the replay's attack (which need not change: the attacker's last hit may have been it)."""
+    replay_attack = a.last_attack_landed
+    if aprev is not None and replay_attack > 0 and a.action != aprev.action and a.percent > aprev.percent:
+        was = aprev._replace(action_frame=aprev.action_frame + 1)
+        was_move = gd.move(was.character, was.action)
+        if (not candidate_hitboxes(a, vq, carries_ground) and was_move is not None
+                and was_move.attack_id == replay_attack and candidate_hitboxes(was, vq, carries_ground)):
+            return was, "a trade (the move of the frame before); ", charged_before
+    return a, "", charged
+
+
+def _identify(r: _Rise, carries_ground: bool, carries_items: bool, had_projectile: bool
+              ) -> tuple[str, int, tuple[gd.Hitbox, ...], gd.CodeHitbox | None] | Unattributed:
+    """``(move name, attack id, candidate hitboxes, code hitbox)`` of the rise, or why none explains it."""
+    a, aprev, replay_attack = r.a, r.aprev, r.replay_attack
+    new_attack = aprev is not None and replay_attack > 0 and replay_attack != aprev.last_attack_landed
+    move = gd.move(a.character, a.action)
+    candidates = candidate_hitboxes(a, r.vq, carries_ground)
+    # Before 3.0.0 a replay has no projectiles: a rise with the attacker's last attack landed still naming
+    # one of its projectiles (a second laser) is that projectile's.
+    old_projectile = not carries_items and gd.projectile(a.character, replay_attack) is not None
+    # Fox's firefox travel and illusion: a hitbox made in code, out on the frames libmelee recorded it,
+    # unless the replay names another attack for this hit (a laser of his still flying)
+    code = gd.code_hitbox(a.character, a.action)
+    if code is not None and (not code.out_on(a.action_frame) or (new_attack and replay_attack != code.attack_id)):
+        code = None
+    if candidates and move is not None:
+        return move.name, move.attack_id, candidates, code
+    if a.action in THROWS:
+        return (*THROWS[a.action], candidates, code)
+    if code is not None:
+        return code.move, code.attack_id, candidates, code
+    if move is not None and new_attack and replay_attack == move.attack_id:
+        return move.name, move.attack_id, candidates, code  # the move hit, but the data has no hitbox on this frame
+    if new_attack or old_projectile or ((r.aport in r.fr.projectile_owners or had_projectile)
+                                        and (replay_attack <= 0 or gd.projectile(a.character, replay_attack))):
+        # A hit with no hitbox of the attacker out: the attack the replay names where it changed on this
+        # frame (or, before 3.0.0, still names a projectile); else a projectile of the attacker's (Fox's
+        # laser is an item) where the last attack landed names one or none. An unchanged id naming a
+        # move (an off-screen 1% while a laser flies elsewhere) is not taken for a projectile's hit.
+        attack_id = replay_attack if replay_attack > 0 else 18
+        what = ATTACK_NAMES.get(attack_id, attack_id)
+        move_name = (f"projectile ({what})" if gd.projectile(a.character, attack_id) is not None or not new_attack
+                     else f"{what} (no hitbox of its action in the data)")
+        return move_name, attack_id, candidates, code
+    why = (f"{move.name} has no hitbox on action frame {a.action_frame}" if move is not None
+           else "the other player has no hitbox, throw or projectile out")
+    why += " and the replay's last attack landed did not change"
+    if abs(r.damage - OFF_SCREEN_DAMAGE) <= DAMAGE_TOLERANCE:
+        why += ("; 1%: likely the damage a fighter takes while off screen (in the magnifying glass, 1% a "
+                "second, SmashWiki), which enters no stale queue")
+    return Unattributed(r.name, r.fr.number, r.v.character.name, r.damage, a.action, a.action_frame, why)
+
+
+def _throw_laser(r: _Rise, m: _Read, note: str) -> HitRecord | Unattributed:
+    """A rise during a throw that is not its throw command (dealt once, on release). Fox's throws also fire lasers
+    at the thrown victim (in the replays 2-4 rises after the release, staled as the throw, leaving its hitstun and
+    launch to run on): no knockback, like his blaster's laser, and a damage no source here gives."""
+    a = r.a
+    if a.character != Character.FOX:
+        return Unattributed(r.name, r.fr.number, r.v.character.name, r.damage, a.action, a.action_frame,
+                            f"{m.move}: not its throw command (dealt once, on release)")
+    hs, ls = _running_on(r.vq)
+    return _record(r, m._replace(move="laser (throw)"), None, None, 0.0, int(hs), ls, False,
+                   (note + "a laser of Fox's throw: no knockback (hitstun and launch run on); its damage is "
+                    "in no source here (SmashWiki: the blaster deals 1%-3%)").lstrip("; "))
+
+
+def _without_hitbox(r: _Rise, m: _Read, throw: gd.Throw | None, code: gd.CodeHitbox | None,
+                    note: str) -> HitRecord:
+    """A throw's throw command, a code-made hitbox or a projectile's hit: one set of values, none to choose."""
+    a = r.a
+    src: gd.Throw | gd.Projectile | gd.CodeHitbox | None = None
+    if a.action in THROWS:
+        src = throw
+        note += "throw command" if src is not None else "throw: no throw data for this character"
+    elif code is not None:
+        src = code
+        note += "a hitbox the game makes in code (code_hitboxes.csv: one per action, no position)"
+    elif m.move.startswith("projectile"):
+        src = gd.projectile(a.character, m.attack_id)
+        if src is not None:
+            m = m._replace(move=src.move)
+            note += "projectile hit (its first damage; it weakens over its flight)"
         else:
-            note += f"no hitbox of {move_name} on action frame {a.action_frame} in the data"
-        victim_attrs = gd.victim(v.character)
-        if src is None or victim_attrs is None:
-            if src is not None:
-                note += "; victim's weight not in the data"
-            dmg = None if src is None else src.damage * stale
-            return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,
-                             a.action_frame, attack_id, None, vq.percent, stale, damage_obs, dmg, None, hs_obs, None,
-                             ls_obs, None, dmg is not None and abs(dmg - damage_obs) <= DAMAGE_TOLERANCE,
-                             note.strip("; "))
-        dmg, k, hs, ls = _predict(src, stale, vq, victim_attrs, False)
-        if isinstance(src, gd.Throw):
-            # No hitlag: on the frame a throw's damage shows, its launch has decayed once already (16 of
-            # 16 throws in the public replays read, to 0.001; docs/fidelity.md).
-            ls = max(ls - kb.LAUNCH_DECAY, 0.0)
-        return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,
-                         a.action_frame, attack_id, None, vq.percent, stale, damage_obs, dmg, k, hs_obs,
-                         None if held else int(hs), ls_obs, None if held else ls,
-                         abs(dmg - damage_obs) <= DAMAGE_TOLERANCE, note.strip("; "))
-    h, why = _pick_hitbox(candidates, a, aprev, v)
+            note += "projectile: not in the data"
+    else:
+        note += f"no hitbox of {m.move} on action frame {a.action_frame} in the data"
+    victim_attrs = gd.victim(r.v.character)
+    if src is None or victim_attrs is None:
+        if src is not None:
+            note += "; victim's weight not in the data"
+        dmg = None if src is None else src.damage * m.stale
+        return _record(r, m, None, dmg, None, None, None,
+                       dmg is not None and abs(dmg - r.damage) <= DAMAGE_TOLERANCE, note.strip("; "))
+    dmg, k, hs, ls = _predict(src, m.stale, r.vq, victim_attrs, False)
+    if isinstance(src, gd.Throw):
+        # No hitlag: on the frame a throw's damage shows, its launch has decayed once already (16 of
+        # 16 throws in the public replays read, to 0.001; docs/fidelity.md).
+        ls = max(ls - kb.LAUNCH_DECAY, 0.0)
+    return _record(r, m, None, dmg, k, None if m.held else int(hs), None if m.held else ls,
+                   abs(dmg - r.damage) <= DAMAGE_TOLERANCE, note.strip("; "))
+
+
+def _with_hitbox(r: _Rise, m: _Read, candidates: tuple[gd.Hitbox, ...], charged: int, carries_ground: bool,
+                 note: str) -> HitRecord:
+    """A hit by one of the attacker's active hitboxes (:func:`_pick_hitbox`), charged where its smash was."""
+    vq = r.vq
+    h, why = _pick_hitbox(candidates, r.a, r.aprev, r.v)
     note += why
     if charged:
         mult = float(kb.smash_charge(charged))
         candidates = tuple(c._replace(damage=c.damage * mult) for c in candidates)
         h = h._replace(damage=h.damage * mult)
         note = (note + f"; charged {charged} frames (damage x{mult:.4f})").lstrip("; ")
-    any_hb = any(abs(c.damage * stale - damage_obs) <= DAMAGE_TOLERANCE for c in candidates)
-    victim_attrs = gd.victim(v.character)
+    any_hb = any(abs(c.damage * m.stale - r.damage) <= DAMAGE_TOLERANCE for c in candidates)
+    victim_attrs = gd.victim(r.v.character)
     if victim_attrs is None:
-        return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,
-                         a.action_frame, attack_id, h.hitbox_id, vq.percent, stale, damage_obs,
-                         h.damage * stale, None, hs_obs, None, ls_obs, None, any_hb,
-                         (note + "; victim's weight not in the data").lstrip("; "))
-    dmg, k, hs, ls = _predict(h, stale, vq, victim_attrs, vq.action in CROUCHING, charged > 0)
+        return _record(r, m, h.hitbox_id, h.damage * m.stale, None, None, None, any_hb,
+                       (note + "; victim's weight not in the data").lstrip("; "))
+    dmg, k, hs, ls = _predict(h, m.stale, vq, victim_attrs, vq.action in CROUCHING, charged > 0)
     if carries_ground and vq.on_ground and 180.0 < h.angle < kb.SAKURAI_ANGLE and k < kb.TUMBLE_KB:
         # Sent down into the ground below tumble, a grounded victim stays on it: only the launch's
         # horizontal part moves it (ikneedata calculatormaths.js: a trajectory over 180 on a grounded
@@ -509,11 +573,10 @@ def _hit(name: str, fr: Frame, aport: int, a: PlayerFrame, aprev: PlayerFrame | 
         # FodPlatforms.slp and Whispy.slp launches at 1.247 x |cos 290| = 0.427).
         ls *= abs(math.cos(math.radians(h.angle)))
         note = (note + "; sent into the ground: the launch's horizontal part").lstrip("; ")
-    if held:
+    if m.held:
         note = (note + "; victim held (pummel): no knockback").lstrip("; ")
-    return HitRecord(name, fr.number, a.character.name, aport, v.character.name, vport, move_name, a.action,
-                     a.action_frame, attack_id, h.hitbox_id, vq.percent, stale, damage_obs, dmg, k,
-                     hs_obs, None if held else int(hs), ls_obs, None if held else ls, any_hb, note.strip("; "))
+    return _record(r, m, h.hitbox_id, dmg, k, None if m.held else int(hs), None if m.held else ls, any_hb,
+                   note.strip("; "))
 
 
 # --- summaries and output ----------------------------------------------------------------------

@@ -9,13 +9,18 @@ environment each.
 A **free-movement stretch** is a run of frames (game frame 0 on) where the player is Fox or Marth, in
 an action the arena plays as movement (:data:`FREE_ACTIONS`: standing, walking, dashing, running, turning,
 crouching, jump squat, jumps, falls, landing, air dodge and its landing), out of hitstun and hitlag with no launch speed, and within
-the stage's horizontal edges (the real stage's and Final Destination's, the arena's stage), on the
-stage's main floor (y = 0) when grounded and above it when airborne: so not on a platform, and never
-where another stage's shape (Yoshi's Story's slopes, a platform landing) would differ from Final
-Destination's; nor where the stage's wind may blow (Dream Land's Whispy: :func:`_windy`). Runs longer than 120
-frames are cut into stretches of 120.
+the stage's horizontal edges (the real stage's and Final Destination's). Whether the fighter stands or flies is
+the game's own flag (the replay's ``on_ground``, which the game sets by the collision box, the ECB): an airborne
+frame counts wherever the fighter's position is, so the frames of a landing, whose position dips below the floor
+before the collision box lands, count too. A grounded frame counts on a floor the arena can model: the main
+floor (y = 0) or one of the stage's platforms at its height (:mod:`melee_agent.arena.stages`); not on Yoshi's
+Story's slopes nor on Fountain of Dreams' side platforms away from their starting heights. A stretch with a
+grounded frame on a platform is a *platform stretch*. Frames where the stage's wind may blow (Dream Land's
+Whispy: :func:`_windy`) are left out. Runs longer than 120 frames are cut into stretches of 120. Each stretch is
+played on its replay's stage where the arena takes one (``Arena(..., stage=...)``), else on Final Destination.
 
-Reported per character: stretches; the share followed within 1 unit for their whole length; the
+Reported per character, and per stage and character: stretches (platform stretches among them); the share
+followed within 1 unit for their whole length; the
 median frames in sync (frames until the first frame more than 1 unit off, the whole length when none
 is); the share of frames whose action id equals the replay's; and the first misses counted by the
 real player's action on the frame of the miss. The other port's fighter is held still in the air far
@@ -27,6 +32,7 @@ before (the push of a frame is computed from where the fighters stood as it bega
 
 from __future__ import annotations
 
+import inspect
 import os
 import statistics
 from collections import Counter
@@ -38,6 +44,9 @@ import torch
 from melee.enums import Action, Character
 from melee.gamestate import WhispyBlowDirection
 
+from melee_agent.arena import gamedata
+from melee_agent.arena.stages import Stage, stage_of_libmelee
+from melee_agent.arena.fight.ground import dash_impulse
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.frame import EDGE
 from melee_agent.io.slp import read_each, read_kept
@@ -60,6 +69,9 @@ COLUMN = {Character.FOX: 0, Character.MARTH: 1}  # the arena's port for each cha
 #: the characters not seen pushing (a guess; a wider gap only leaves more frames out).
 BODY_PUSH_GAP = 10.0
 WIND_RECORDED = (3, 17, 0)  # the first Slippi version that records Whispy's blowing (its stage event)
+#: A grounded position within this of a floor's height stands on it (Slippi's positions are float32; the replays'
+#: platform heights equal libmelee's to 0.01, measured on ../shared/replays' Yoshi's Story games).
+FLOOR_TOLERANCE = 0.01
 
 
 class PlayerRow(NamedTuple):
@@ -90,6 +102,17 @@ class Stretch(NamedTuple):
     start: int  # the placed frame's game frame number
     rows: tuple[PlayerRow, ...]  # the placed frame, then each frame compared
     history: tuple[tuple[float, ...], ...] = ()  # the controller frames of up to 4 frames before the placed one
+    stage: str = "final_destination"  # the replay's stage (a stages.py name, or libmelee's name lowercased)
+    platform: bool = False  # a grounded frame on a platform
+
+
+class ReplayFrames(NamedTuple):
+    """A replay as the harness reads it."""
+
+    frames: list[tuple[int, dict[int, PlayerRow]]]  # every kept frame's (game frame, {port: row})
+    edge: float  # the stage's edge, at most Final Destination's
+    windy: frozenset[int]  # game frames on which the stage's wind may move the fighters (:func:`_windy`)
+    stage: Any  # libmelee's melee.Stage, None where the replay does not say
 
 
 class StretchResult(NamedTuple):
@@ -100,6 +123,8 @@ class StretchResult(NamedTuple):
     in_sync: int  # frames until the first more than TOLERANCE off (length when none)
     action_agree: int  # frames whose action id equals the replay's
     first_miss_action: str | None  # the real player's action on the first miss frame
+    stage: str = "final_destination"
+    platform: bool = False
 
 
 _BUTTONS = (melee.enums.Button.BUTTON_A, melee.enums.Button.BUTTON_B, melee.enums.Button.BUTTON_X,
@@ -117,9 +142,9 @@ def _row(p: Any) -> PlayerRow:
                      float(p.hitstun_frames_left or 0), abs(float(p.speed_x_attack)) + abs(float(p.speed_y_attack)), pad)
 
 
-def read_frames(path: str | os.PathLike) -> tuple[list[tuple[int, dict[int, PlayerRow]]], float, frozenset[int]]:
-    """Every kept frame's (game frame, {port: row}), the stage's edge (the replay's stage, at most FD's) and the game
-    frames on which the stage's wind may move the fighters (:func:`_windy`)."""
+def read_frames(path: str | os.PathLike) -> ReplayFrames:
+    """Every kept frame's (game frame, {port: row}), the stage's edge (the replay's stage, at most FD's), the game
+    frames on which the stage's wind may move the fighters (:func:`_windy`) and the stage."""
     stage: list[Any] = []
     blowing: set[int] = set()
 
@@ -133,7 +158,7 @@ def read_frames(path: str | os.PathLike) -> tuple[list[tuple[int, dict[int, Play
     frames, console = read_kept(path, convert=convert)
     edge = float(melee.stages.EDGE_GROUND_POSITION.get(stage[0], EDGE)) if stage else EDGE
     windy = _windy(stage[0] if stage else None, str(getattr(console, "slp_version", "0.0.0")), blowing, frames)
-    return frames, min(edge, EDGE), windy
+    return ReplayFrames(frames, min(edge, EDGE), windy, stage[0] if stage else None)
 
 
 def _version(v: str) -> tuple[int, ...]:
@@ -152,12 +177,35 @@ def _windy(stage: Any, version: str, blowing: set[int], frames: list[tuple[int, 
     return frozenset(blowing)
 
 
-def _free(r: PlayerRow, edge: float) -> bool:
+def stage_info(stage: Any) -> tuple[str, Stage | None]:
+    """The replay's stage as the harness names it, and the arena's data of it (None: not one of the six)."""
+    try:
+        s = stage_of_libmelee(stage)
+    except ValueError:
+        return (stage.name.lower() if stage is not None else "unknown"), None
+    return s.name, s
+
+
+def floor_of(r: PlayerRow, stage: Stage | None) -> str | None:
+    """Where a grounded row stands: ``"main"`` (the main floor, y = 0), ``"platform"`` (one of the stage's
+    platforms, at its height and between its ends), or None (a floor the arena does not model: a slope, a moved
+    platform)."""
+    if abs(r.y) < FLOOR_TOLERANCE:
+        return "main"
+    for p in stage.platforms if stage is not None else ():
+        if abs(r.y - p.height) < FLOOR_TOLERANCE and p.left <= r.x <= p.right:
+            return "platform"
+    return None
+
+
+def _free(r: PlayerRow, edge: float, stage: Stage | None = None) -> bool:
+    """A free-movement frame (module docstring): the replay's own airborne flag (the game's collision box) decides
+    whether the fighter stands; a grounded one on a floor the arena models."""
     if r.character not in COLUMN or r.action not in FREE_ACTIONS:
         return False
     if r.hitlag > 0 or r.hitstun > 0 or r.attack_speed > 0 or abs(r.x) > edge:
         return False
-    return abs(r.y) < 0.01 if r.on_ground else r.y > 0.01
+    return floor_of(r, stage) is not None if r.on_ground else True
 
 
 def _crowded(ps: dict[int, PlayerRow], port: int) -> bool:
@@ -170,7 +218,8 @@ def _crowded(ps: dict[int, PlayerRow], port: int) -> bool:
 
 def stretches(path: str | os.PathLike) -> list[Stretch]:
     """Every free-movement stretch of a replay (module docstring), cut at MAX_STRETCH compared frames."""
-    frames, edge, windy = read_frames(path)
+    frames, edge, windy, stage = read_frames(path)
+    stage_name, arena_stage = stage_info(stage)
     out: list[Stretch] = []
     # Replays before Slippi 3.5.0 record no self speeds (libmelee reads 0): the placed frame's speeds are then
     # its position's change from the frame before (on the ground and in the air alike, what the game moved it by).
@@ -180,7 +229,7 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
         run: list[int] = []
         for i, (number, ps) in enumerate(frames + [(-1, {})]):  # a last non-frame ends the last run
             r = ps.get(port)
-            free = (number >= 0 and r is not None and _free(r, edge) and number not in windy
+            free = (number >= 0 and r is not None and _free(r, edge, arena_stage) and number not in windy
                     and not _crowded(ps, port) and not (i > 0 and _crowded(frames[i - 1][1], port)))
             if free:
                 run.append(i)
@@ -188,15 +237,30 @@ def stretches(path: str | os.PathLike) -> list[Stretch]:
                 rows = tuple(frames[j][1][port] for j in run)
                 before = frames[run[0] - 1][1].get(port) if run[0] > 0 else None
                 if not has_speeds and before is not None:
-                    dx, dy = rows[0].x - before.x, rows[0].y - before.y
-                    rows = (rows[0]._replace(speed_air_x=dx, speed_ground_x=dx, speed_y=dy),) + rows[1:]
+                    rows = (unrecorded_speeds(rows[0], before),) + rows[1:]
                 hist = tuple(frames[j][1][port].pad for j in range(max(0, run[0] - 4), run[0]) if port in frames[j][1])
-                out.append(Stretch(str(path), port, rows[0].character.name.lower(), frames[run[0]][0], rows, hist))
+                on_platform = any(q.on_ground and floor_of(q, arena_stage) == "platform" for q in rows)
+                out.append(Stretch(str(path), port, rows[0].character.name.lower(), frames[run[0]][0], rows, hist,
+                                   stage_name, on_platform))
             if not free:
                 run = []
             elif len(run) == MAX_STRETCH + 1:  # full: its last frame is the next stretch's placed frame
                 run = [i]
     return out
+
+
+def unrecorded_speeds(row: PlayerRow, before: PlayerRow) -> PlayerRow:
+    """``row`` with the self speeds a replay before Slippi 3.5.0 does not record: its position's change from the frame
+    before (what the game moved it by), except on a dash's first frame, whose speed already holds the dash's impulse
+    (doldecomp/melee ``ftCo_Dash_Enter``: to dash_initial the facing way, :func:`~melee_agent.arena.fight.ground.dash_impulse`)
+    that moves the fighter only from the next frame."""
+    dx, dy = row.x - before.x, row.y - before.y
+    vx = dx
+    if row.action == A.DASHING.value and row.action_frame == 1 and row.on_ground:
+        initial = gamedata.attributes(row.character).dash_initial
+        t = lambda v: torch.tensor(float(v))  # noqa: E731
+        vx = dx + float(dash_impulse(t(dx), t(1.0 if row.facing else -1.0), t(initial)))
+    return row._replace(speed_air_x=vx, speed_ground_x=vx, speed_y=dy)
 
 
 def _pads(rows: list[PlayerRow | None], col: int, device: torch.device) -> Pads:
@@ -228,11 +292,29 @@ def _history(group: list[Stretch], col: int, device: torch.device) -> list[Pads]
 
 
 def play(group: list[Stretch], col: int, device: str = "cpu") -> list[StretchResult]:
-    """Re-play one character's stretches side by side in one arena (``col``: the character's column)."""
-    from melee_agent.arena import Arena  # noqa: PLC0415 (the arena imports torch.compile machinery)
+    """Re-play one character's stretches (``col``: the character's column), those of a stage side by side in one
+    arena on that stage (:func:`_arena`); results in ``group``'s order."""
+    out: dict[int, StretchResult] = {}
+    for stage in dict.fromkeys(s.stage for s in group):
+        idx = [i for i, s in enumerate(group) if s.stage == stage]
+        out.update(zip(idx, _play_stage([group[i] for i in idx], col, device, stage)))
+    return [out[i] for i in range(len(group))]
 
+
+def _arena(num_envs: int, device: str, stage: str) -> Any:
+    """A fight arena on ``stage`` where the arena takes a stage (``Arena(..., stage=...)``) and has it, else on Final
+    Destination, the arena's own stage."""
+    from melee_agent.arena import Arena  # noqa: PLC0415 (the arena imports torch.compile machinery)
+    from melee_agent.arena.stages import STAGES  # noqa: PLC0415
+
+    kw = {"stage": stage} if "stage" in inspect.signature(Arena).parameters and stage in STAGES else {}
+    return Arena(num_envs, game="fight", device=device, seed=0, **kw)
+
+
+def _play_stage(group: list[Stretch], col: int, device: str, stage: str) -> list[StretchResult]:
+    """Re-play stretches of one character and one stage side by side in one arena."""
     B = len(group)
-    arena = Arena(B, game="fight", device=device, seed=0)
+    arena = _arena(B, device, stage)
     arena.reset()
     first = [s.rows[0] for s in group]
     t = lambda vals: torch.tensor(vals, dtype=torch.float32, device=arena.device)  # noqa: E731
@@ -264,7 +346,8 @@ def play(group: list[Stretch], col: int, device: str = "cpu") -> list[StretchRes
         miss = np.nonzero(dist[i, :n] > TOLERANCE)[0]
         sync = int(miss[0]) if miss.size else n
         first_miss = None if not miss.size else Action(s.rows[sync + 1].action).name
-        out.append(StretchResult(s.file, s.character, s.start, n, sync, int(act[i, :n].sum()), first_miss))
+        out.append(StretchResult(s.file, s.character, s.start, n, sync, int(act[i, :n].sum()), first_miss, s.stage,
+                                 s.platform))
     return out
 
 
@@ -281,33 +364,51 @@ def run(paths: Iterable[str | os.PathLike], device: str = "cpu") -> tuple[list[S
     return results, errors
 
 
+def _figures(rs: list[StretchResult]) -> dict[str, Any]:
+    """Stretches (platform ones among them), frames, followed share, median frames in sync, action agreement, first
+    misses of ``rs`` (not empty)."""
+    frames = sum(r.length for r in rs)
+    return {
+        "stretches": len(rs), "platform_stretches": sum(r.platform for r in rs), "frames": frames,
+        "followed_share": sum(r.in_sync == r.length for r in rs) / len(rs),
+        "median_in_sync": statistics.median(r.in_sync for r in rs),
+        "median_length": statistics.median(r.length for r in rs),
+        # The median stretch's share followed (1.0: the median stretch is followed whole, issue 49's "median =
+        # the whole stretch"); the two medians above are of different stretches once lengths differ.
+        "median_share_in_sync": statistics.median(r.in_sync / r.length for r in rs),
+        "action_agreement": sum(r.action_agree for r in rs) / frames if frames else None,
+        "first_misses": dict(Counter(r.first_miss_action for r in rs if r.first_miss_action).most_common()),
+    }
+
+
 def summarize(results: list[StretchResult]) -> dict[str, Any]:
-    """Per character: stretches, frames, followed share, median frames in sync, action agreement, first misses."""
+    """Per character: :func:`_figures`, with the same per stage (``stages``) and over its platform stretches
+    (``platform``, None where it has none)."""
     out: dict[str, Any] = {}
     for ch in sorted({r.character for r in results}):
         rs = [r for r in results if r.character == ch]
-        frames = sum(r.length for r in rs)
-        out[ch] = {
-            "stretches": len(rs), "frames": frames,
-            "followed_share": sum(r.in_sync == r.length for r in rs) / len(rs),
-            "median_in_sync": statistics.median(r.in_sync for r in rs),
-            "median_length": statistics.median(r.length for r in rs),
-            # The median stretch's share followed (1.0: the median stretch is followed whole, issue 49's "median =
-            # the whole stretch"); the two medians above are of different stretches once lengths differ.
-            "median_share_in_sync": statistics.median(r.in_sync / r.length for r in rs),
-            "action_agreement": sum(r.action_agree for r in rs) / frames if frames else None,
-            "first_misses": dict(Counter(r.first_miss_action for r in rs if r.first_miss_action).most_common()),
-        }
+        on_platform = [r for r in rs if r.platform]
+        out[ch] = _figures(rs) | {
+            "stages": {st: _figures([r for r in rs if r.stage == st]) for st in sorted({r.stage for r in rs})},
+            "platform": _figures(on_platform) if on_platform else None}
     return out
 
 
+def _line(name: str, s: dict[str, Any]) -> str:
+    return (f"{name:<30} {s['stretches']:>9} {s['platform_stretches']:>8} {s['frames']:>7} "
+            f"{100 * s['followed_share']:>8.1f}% {s['median_in_sync']:>15} ({s['median_length']})"
+            f" {100 * s['median_share_in_sync']:>12.0f}% {100 * (s['action_agreement'] or 0):>16.1f}%")
+
+
 def format_table(summary: dict[str, Any]) -> str:
-    lines = ["character  stretches  frames  followed  median in sync (of median length)  median share  action agreement"]
-    for ch, s in summary.items():
-        lines.append(f"{ch:<10} {s['stretches']:>9} {s['frames']:>7} {100 * s['followed_share']:>8.1f}% "
-                     f"{s['median_in_sync']:>15} ({s['median_length']})"
-                     f" {100 * s['median_share_in_sync']:>30.0f}%"
-                     f" {100 * (s['action_agreement'] or 0):>16.1f}%")
+    """The summary as text: per character, then per stage and character, then the first misses."""
+    head = (f"{'character':<30} stretches platform  frames  followed  median in sync (of median length)"
+            "  median share  action agreement")
+    lines = [head] + [_line(ch, s) for ch, s in summary.items()]
+    lines += ["", head.replace("character", "stage / character", 1)]
+    stages = sorted({st for s in summary.values() for st in s.get("stages", {})})
+    for st in stages:
+        lines += [_line(f"{st} / {ch}", s["stages"][st]) for ch, s in summary.items() if st in s.get("stages", {})]
     for ch, s in summary.items():
         top = ", ".join(f"{k} {v}" for k, v in list(s["first_misses"].items())[:10])
         lines.append(f"{ch} first misses by the real action: {top or 'none'}")
@@ -319,4 +420,5 @@ def report(results: list[StretchResult], errors: list[str]) -> dict[str, Any]:
             "tolerance": TOLERANCE, "max_stretch": MAX_STRETCH}
 
 
-__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "FREE_ACTIONS", "BODY_PUSH_GAP"]
+__all__ = ["run", "summarize", "format_table", "report", "stretches", "play", "unrecorded_speeds", "floor_of",
+           "stage_info", "read_frames", "FREE_ACTIONS", "BODY_PUSH_GAP"]

@@ -12,10 +12,11 @@ import torch
 from melee.enums import Action, Character
 
 from melee_agent.report import motion
+from tests.report import motion_cases
 from melee_agent.arena import Arena, Pads
 from melee_agent.arena import gamedata as gd
 from melee_agent.cli.main import main
-from tests.replays_kit import REPLAY_DIR
+from tests.replays_kit import READABLE_REPLAYS, REPLAY_DIR
 
 FOX = gd.attributes(Character.FOX)
 needs_replays = pytest.mark.skipif(not REPLAY_DIR.is_dir(),
@@ -124,17 +125,35 @@ def test_turn_faces_back_on_its_sixth_frame() -> None:
 @needs_replays
 @pytest.mark.slow
 def test_replays_are_followed_frame_by_frame(tmp_path: Path) -> None:
-    # Measured on ../shared/replays, the opponent's body push left out (docs/motion.md): Fox 97.1% of 34 stretches within
-    # 1 unit for their whole length, Marth 100% of 38 (issue 49's bar: 90%). A motion regression (the walk or dash ramp,
-    # the takeoff, friction) drops them far below.
+    # Measured on ../shared/replays (docs/motion.md), platform stretches and landings included: Fox 82.5% of 40
+    # stretches within 1 unit for their whole length (12 on a platform), Marth 100% of 40. Fox's main-floor stretches
+    # with no airborne frame below the floor (the landing by the collision box, not played yet) are followed as before:
+    # 23 of 24 (its one miss, a stand after Marth's push, as before). A motion regression (the walk or dash ramp, the takeoff, friction) drops them far below.
     out = tmp_path / "motion.json"
-    assert main(["fidelity", "--motion", *map(str, sorted(REPLAY_DIR.glob("*.slp"))), "--json", str(out)]) == 0
-    s = json.loads(out.read_text())["summary"]
-    assert s["fox"]["stretches"] >= 30 and s["marth"]["stretches"] >= 35
-    assert s["fox"]["followed_share"] >= 0.9 and s["marth"]["followed_share"] >= 0.95
-    assert s["fox"]["median_share_in_sync"] == 1.0 and s["marth"]["median_share_in_sync"] == 1.0
-    # Action ids after the crouch, the landing's animation and the backward double jump: Fox 97.5%, Marth 98.6%.
-    assert s["fox"]["action_agreement"] >= 0.95 and s["marth"]["action_agreement"] >= 0.95
+    paths = sorted(REPLAY_DIR.glob("*.slp"))
+    assert main(["fidelity", "--motion", *map(str, paths), "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    s = report["summary"]
+    assert s["fox"]["stretches"] >= 35 and s["marth"]["stretches"] >= 35
+    assert s["fox"]["platform_stretches"] >= 10 and set(s["fox"]["stages"]) == {"yoshis_story"}
+    assert s["marth"]["followed_share"] >= 0.95 and s["marth"]["median_share_in_sync"] == 1.0
+    assert s["fox"]["median_share_in_sync"] == 1.0
+    assert s["fox"]["action_agreement"] >= 0.9 and s["marth"]["action_agreement"] >= 0.95
+    readable = [REPLAY_DIR / name for name in READABLE_REPLAYS]
+    dips = {(s.file, s.start) for p in readable for s in motion.stretches(p) if s.character == "fox"
+            and any(not r.on_ground and r.y < 0 for r in s.rows)}
+    flat = [r for r in report["stretches"] if r["character"] == "fox" and not r["platform"]
+            and (r["file"], r["frame"]) not in dips]
+    assert len(flat) >= 20 and sum(r["in_sync"] == r["length"] for r in flat) / len(flat) >= 0.9, flat
+
+
+@needs_replays
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the arena lands at y = 0, not by the collision box, and has no platforms yet")
+def test_fox_is_followed_through_landings_and_on_platforms() -> None:
+    results, _ = motion.run([REPLAY_DIR / name for name in READABLE_REPLAYS])
+    s = motion.summarize(results)["fox"]
+    assert s["followed_share"] >= 0.9 and s["platform"]["followed_share"] >= 0.9
 
 
 @needs_replays
@@ -201,7 +220,7 @@ def test_crouch_landing_and_back_double_jump_stretches_follow_the_replays() -> N
         shown = {Action.CROUCHING.value, Action.CROUCH_END.value, Action.LANDING.value,
                  Action.JUMPING_ARIAL_BACKWARD.value} & {r.action for r in got[0].rows}
         assert shown, (name, start)
-        (r,) = motion.play(got, motion.COLUMN[Character[ch.upper()]])
+        (r,) = motion.play([_before_platforms(got[0])], motion.COLUMN[Character[ch.upper()]])
         assert r.action_agree >= r.length - 1, r  # one frame's slack: the first frame's action count
 
 
@@ -264,8 +283,15 @@ def test_air_dodge_stretch_falls_as_the_replay() -> None:
     (s,) = [s for s in motion.stretches(REPLAY_DIR / "libmelee_test_game_1.slp") if s.character == "fox" and s.start == 412]
     assert any(r.action == Action.AIRDODGE.value and r.action_frame > 30 and r.speed_y == pytest.approx(-3.4)
                for r in s.rows)
-    (r,) = motion.play([s], motion.COLUMN[Character.FOX])
-    assert r.in_sync == r.length, r
+    (r,) = motion.play([_before_platforms(s)], motion.COLUMN[Character.FOX])
+    assert r.in_sync == r.length >= 50, r
+
+
+def _before_platforms(s: motion.Stretch) -> motion.Stretch:
+    """``s`` up to its first frame standing on a platform (the arena has none yet)."""
+    stage = motion.stage_info(melee.enums.Stage[s.stage.upper()])[1]
+    on = [k for k, r in enumerate(s.rows) if r.on_ground and motion.floor_of(r, stage) == "platform"]
+    return s._replace(rows=s.rows[:on[0]]) if on else s
 
 
 @pytest.mark.parametrize("who", ["fox", "marth"])
@@ -310,7 +336,7 @@ def test_stretches_leave_out_the_opponents_body_push() -> None:
     # before it, has both fighters on the ground closer than BODY_PUSH_GAP. pyslippi_game's Fox turning beside Marth
     # at 2801 + 22 (pushed 0.3 a frame, the arena's old first miss there) is left out.
     path = REPLAY_DIR / "pyslippi_game.slp"
-    frames, _, _ = motion.read_frames(path)
+    frames = motion.read_frames(path).frames
     by = dict(frames)
     found = motion.stretches(path)
     for s in found:
@@ -330,3 +356,94 @@ def test_dream_land_wind_leaves_frames_out() -> None:
     assert motion._windy(DL, "3.9.0", set(), frames) == frozenset(range(5))
     assert motion._windy(DL, "3.17.0", {2, 3}, frames) == frozenset({2, 3})
     assert motion._windy(FD, "3.9.0", {2}, frames) == frozenset()
+
+
+def _case(name: str) -> tuple[motion.Stretch, int]:
+    """A transcribed real stretch (tests/report/motion_cases.py) as the harness's Stretch, and its arena column."""
+    c = motion_cases.CASES[name]
+    ch = Character[c.character]
+    rows = tuple(motion.PlayerRow(ch, *r[:11], 0.0, 0.0, 0.0, r[11]) for r in c.rows)
+    return motion.Stretch("rollbackFrameTest.slp", c.port, c.character.lower(), c.start, rows, c.history), motion.COLUMN[ch]
+
+
+def test_a_dash_flicked_back_with_the_jump_button_smash_turns() -> None:
+    # ftCo_Dash_IASA: the smash turn (ftCo_Dash_CheckInput) comes before the jump (fn_800CAF78): Marth dashing left,
+    # the stick flicked right and Y pressed on one frame (6518), turns, then dashes right; he does not jump.
+    s, col = _case("marth_dash_flick_back_jump")
+    assert s.rows[6].action == Action.TURNING.value and s.rows[6].pad[9] == 1.0
+    (r,) = motion.play([s], col)
+    assert r.in_sync == r.length and r.action_agree == r.length, r
+
+
+@pytest.mark.parametrize("name", ["marth_dash_cstick_back", "fox_dash_cstick_up_jump", "fox_dash_cstick_up_jump_2"])
+def test_a_dash_reads_no_c_stick_attack(name: str) -> None:
+    # ftCo_Dash_IASA's dash attack is ftCo_AttackDash_CheckInput, the A button newly pressed: a C-stick pushed in a
+    # dash out of a turn attacks not. Marth's C-stick right while dashing left keeps him dashing; Fox's C-stick up
+    # with Y jumps (fn_800CAF78).
+    s, col = _case(name)
+    (r,) = motion.play([s], col)
+    assert r.in_sync == r.length and r.action_agree >= r.length - 1, r
+
+
+def test_a_flicked_dash_takes_a_sideways_c_stick_as_a_forward_smash_on_its_first_frames() -> None:
+    # ftCo_Dash_IASA's first branch (a flick's dash, animation frames up to x044 = 4): ftCo_AttackS4_8008C114 reads the
+    # C-stick pushed sideways past 0.8 (ftCo_800DF1C8) as a forward smash; later in the dash, nothing.
+    def dash_then_c(frames: int) -> Action:
+        a = fox()
+        out = play(a, [stick(1.0)] * frames + [stick(1.0)._replace(c_x=torch.tensor([[1.0, 0.5]]))])
+        return Action(int(out[-1]["action"]))
+    assert dash_then_c(2) == Action.FSMASH_MID
+    assert dash_then_c(6) == Action.DASHING
+    # The same branch reads no smash turn: a flick back on the dash's third frame dashes on; on its sixth it turns.
+    for frames, turned in ((2, Action.DASHING), (5, Action.TURNING)):
+        out = play(fox(), [stick(1.0)] * frames + [stick(0.5)] + [stick(0.0)])
+        assert Action(int(out[-1]["action"])) == turned, frames
+
+
+@needs_replays
+@pytest.mark.parametrize("start", [1086, 2750])
+def test_a_dash_placed_on_its_first_frame_without_recorded_speeds(start: int) -> None:
+    # pyslippi_game records no self speeds: placed on Marth's dash's first frame, the speed is the position's change
+    # (0 from standing) plus the dash's impulse (ftCo_Dash_Enter), which moves him from the next frame.
+    path = REPLAY_DIR / "pyslippi_game.slp"
+    (whole,) = [s for s in motion.stretches(path) if s.character == "marth" and s.start < start < s.start + len(s.rows)]
+    k = start - whole.start
+    dash = whole.rows[k]
+    assert dash.action == Action.DASHING.value and dash.action_frame == 1 and dash.speed_ground_x == 0.0
+    placed = motion.unrecorded_speeds(dash, whole.rows[k - 1])
+    # Marth's dash_initial 1.5 his way (from standing or walking the same way).
+    assert placed.speed_ground_x == pytest.approx(1.5 if dash.facing else -1.5, abs=1e-4)
+    s = whole._replace(start=start, rows=(placed,) + whole.rows[k + 1:k + 12],
+                       history=tuple(r.pad for r in whole.rows[k - 4:k]))
+    (r,) = motion.play([s], motion.COLUMN[Character.MARTH])
+    assert r.in_sync == r.length, r
+
+
+@needs_replays
+def test_stretches_keep_landings_and_platforms() -> None:
+    # The replay's own airborne flag decides (the game's collision box): Fox's fall at 521 dips to y = -3.35 before
+    # LANDING and stays one stretch; stretches standing on Yoshi's Story's platforms (23.45, 42.0) count, marked.
+    found = motion.stretches(REPLAY_DIR / "libmelee_test_game_1.slp")
+    (s,) = [s for s in found if s.character == "fox" and s.start == 521]
+    assert any(not r.on_ground and r.y < -3 for r in s.rows) and any(r.action == Action.LANDING.value for r in s.rows)
+    assert {s.stage for s in found} == {"yoshis_story"}
+    heights = {round(r.y, 2) for s in found if s.platform for r in s.rows if r.on_ground and r.y > 1}
+    assert heights and heights <= {23.45, 42.0}, heights
+    assert not any(r.on_ground and r.y > 1 for s in found if not s.platform for r in s.rows)
+
+
+def test_floors_and_the_summary_per_stage() -> None:
+    ys = motion.stage_info(melee.enums.Stage.YOSHIS_STORY)[1]
+    row = motion.PlayerRow(Character.FOX, 14, 1, 0.0, 42.0, 0, 0, 0, True, True, 2, 0, 0, 0, 0, ())
+    assert motion.floor_of(row, ys) == "platform" and motion.floor_of(row._replace(y=0.0), ys) == "main"
+    assert motion.floor_of(row._replace(x=30.0), ys) is None  # beside the top platform: no floor there
+    assert motion.floor_of(row, None) is None  # no stage data: the main floor only
+    R = motion.StretchResult
+    results = [R("a", "fox", 0, 10, 10, 10, None, "battlefield", True), R("a", "fox", 20, 10, 4, 8, "FALLING", "battlefield"),
+               R("b", "fox", 0, 10, 10, 10, None, "final_destination")]
+    s = motion.summarize(results)["fox"]
+    assert s["stretches"] == 3 and s["platform_stretches"] == 1 and s["followed_share"] == pytest.approx(2 / 3)
+    assert s["stages"]["battlefield"]["followed_share"] == 0.5 and s["stages"]["final_destination"]["stretches"] == 1
+    assert s["platform"]["stretches"] == 1
+    table = motion.format_table(motion.summarize(results))
+    assert "battlefield / fox" in table and "final_destination / fox" in table

@@ -224,28 +224,35 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
     in_shield = ps.action == SHIELD
     dashing = (ps.action == DASHING) | (ps.action == RUNNING)
     grab = fg & (e.z | (e.a & in_shield))
-    att = fg & e.a & ~grab
-    vertical = pad.sy.abs() >= pad.sx.abs()
-    fresh_y = (fs.stick_y_prev.abs() < FRESH)
-    fresh_x = (fs.stick_x_prev.abs() < FRESH)
-    dash_att = att & dashing
+    c_press, c_smash = cstick_read(ps, fs, pad)
+    att = fg & e.a & ~grab & ~(c_press & ~c_smash)
+    ax, ay, c_now = attack_stick(pad)
+    vertical = ay.abs() >= ax.abs()
+    # A C-stick push is a smash whatever the main stick did before (ftCo_800DF1C8: the C-stick crossing 0.8).
+    fresh_y = (fs.stick_y_prev.abs() < FRESH) | c_now
+    fresh_x = (fs.stick_x_prev.abs() < FRESH) | c_now
+    dash_att = att & dashing & ~c_smash
     rest = att & ~dash_att
-    usmash = rest & vertical & (pad.sy >= DASH_STICK) & fresh_y
-    dsmash = rest & vertical & (pad.sy <= -DASH_STICK) & fresh_y
-    fsmash = rest & ~vertical & (pad.sx.abs() >= DASH_STICK) & fresh_x
+    usmash = rest & vertical & (ay >= DASH_STICK) & fresh_y
+    dsmash = rest & vertical & (ay <= -DASH_STICK) & fresh_y
+    fsmash = (rest & ~vertical & (ax.abs() >= DASH_STICK) & fresh_x) | (att & c_smash)
     tilt = rest & ~usmash & ~dsmash & ~fsmash
-    utilt = tilt & vertical & (pad.sy > TILT_STICK)
-    dtilt = tilt & vertical & (pad.sy < -TILT_STICK)
-    ftilt = tilt & ~vertical & (pad.sx.abs() > TILT_STICK)
+    utilt = tilt & vertical & (ay > TILT_STICK)
+    dtilt = tilt & vertical & (ay < -TILT_STICK)
+    ftilt = tilt & ~vertical & (ax.abs() > TILT_STICK)
     slot = torch.full_like(ps.move, float(Slot.JAB1))
     for m, s in ((dash_att, Slot.DASH_ATTACK), (usmash, Slot.USMASH), (dsmash, Slot.DSMASH),
                  (fsmash, Slot.FSMASH), (utilt, Slot.UTILT), (dtilt, Slot.DTILT), (ftilt, Slot.FTILT),
                  (grab & dashing, Slot.DASH_GRAB), (grab & ~dashing, Slot.GRAB)):
         slot = torch.where(m, float(s), slot)
-    turn = (fsmash | ftilt) & (pad.sx.abs() > TILT_STICK)
-    ps = ps._replace(facing=torch.where(turn, torch.sign(pad.sx), ps.facing))
+    turn = (fsmash | ftilt) & (ax.abs() > TILT_STICK)
+    ps = ps._replace(facing=torch.where(turn, torch.sign(ax), ps.facing))
     ps = start(ps, att | grab, (base + slot).long(), T)
     rest = fg & ~att & ~grab
+    # ftCo_Dash_IASA: a dash's smash turn (ftCo_Dash_CheckInput) comes before its guard and its jump
+    # (fn_800CAF78), so a flick back with the jump button pressed turns and the press is dropped.
+    turn_first = rest & ground.dash_turns(ps, fs, pad, T)
+    rest = rest & ~turn_first
     # ftCo_Jump_GetInput: the stick up (tap jump) first, then a new X or Y press; the squat remembers which.
     tap = tap_jump(pad, fs)
     jump = rest & (e.jump | tap)
@@ -270,8 +277,29 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
     ps = set_free(ps, hold, SHIELD)
     drop = rest & ~pad.shield & in_shield
     ps = start(ps, drop, slot_row(T, Slot.SHIELD_RELEASE), T)
-    move = rest & ~pad.shield & ~in_shield
+    move = (rest & ~pad.shield & ~in_shield) | turn_first
     return ground.free_ground(ps, fs, pad, T, move, on_platform)
+
+
+def attack_stick(pad: Pad) -> tuple[Tensor, Tensor, Tensor]:
+    """The stick an A press is aimed with: the C-stick's where this frame's A is its push (``Pad.c``), else the main
+    stick's; and that mask."""
+    if pad.c is None or pad.cx is None or pad.cy is None:
+        return pad.sx, pad.sy, torch.zeros_like(pad.a)
+    return torch.where(pad.c, pad.cx, pad.sx), torch.where(pad.c, pad.cy, pad.sy), pad.c
+
+
+def cstick_read(ps: PlayerState, fs: FightState, pad: Pad) -> tuple[Tensor, Tensor]:
+    """``(c_press, c_smash)``, ``[B, 2]``: this frame's A is a C-stick push alone, and the state reads it as a forward
+    smash. A dash or a run reads no C-stick as an attack (doldecomp/melee ``ftCo_Dash_IASA``, ``ftCo_Run_IASA``: their
+    dash attack is ``ftCo_AttackDash_CheckInput``, the A button newly pressed), except a dash a flick started, on its
+    first ``DASH_YOUNG`` frames: ``ftCo_AttackS4_8008C114`` takes the C-stick pushed sideways past 0.8
+    (``ftCo_800DF1C8``) as a forward smash. Every other grounded state reads it (a smash, :func:`_ground_actions`)."""
+    _, _, c = attack_stick(pad)
+    dashing = (ps.action == DASHING) | (ps.action == RUNNING)
+    c_press = c & dashing
+    sideways = pad.cx.abs() >= ground.DASH_STICK if pad.cx is not None else torch.zeros_like(c)
+    return c_press, c_press & ground.dash_young(ps, fs) & sideways
 
 
 def tap_jump(pad: Pad, fs: FightState) -> Tensor:
@@ -294,10 +322,11 @@ def _air_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTa
     """What a free airborne fighter starts this frame: an aerial, a double jump or an air dodge."""
     base = slot_row(T, 0)
     aer = fa & e.a
-    vertical = pad.sy.abs() >= pad.sx.abs()
-    fwd = pad.sx * ps.facing
-    slot = torch.where(vertical & (pad.sy > TILT_STICK), float(Slot.UAIR), torch.where(
-        vertical & (pad.sy < -TILT_STICK), float(Slot.DAIR), torch.where(
+    ax, ay, _ = attack_stick(pad)  # a C-stick push aims the aerial
+    vertical = ay.abs() >= ax.abs()
+    fwd = ax * ps.facing
+    slot = torch.where(vertical & (ay > TILT_STICK), float(Slot.UAIR), torch.where(
+        vertical & (ay < -TILT_STICK), float(Slot.DAIR), torch.where(
             ~vertical & (fwd > TILT_STICK), float(Slot.FAIR), torch.where(
                 ~vertical & (fwd < -TILT_STICK), float(Slot.BAIR), float(Slot.NAIR)))))
     ps = start(ps, aer, (base + slot).long(), T)

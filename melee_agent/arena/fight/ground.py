@@ -53,6 +53,12 @@ PASS_SPEED = -0.5  # x46C: the drop's vertical speed (ftCo_8009A228), gravity on
 #: platform plays three CROUCH_START frames, then PLATFORM_DROP).
 PASS_DELAY = 2
 PASS = float(Action.PLATFORM_DROP.value)
+#: x044 (4, meleelight-decomp-edition DASH_SMASH_BLOCK_FRAME): ftCo_Dash_IASA's first branch, a dash a flick started
+#: (ftCo_Dash_Enter's second argument 1; 0 out of a turn) on animation frames up to x044, reads no smash turn
+#: (ftCo_Dash_CheckInput is not called) and takes a forward smash from the C-stick (ftCo_AttackS4_8008C114). The
+#: animation frame is taken as the action frame: the replays' earliest smash turn out of a flick's dash is on its 5th
+#: frame (measured, Fox n 37 turns, 3 on frame 5; Marth n 14, the earliest on frame 7), out of a turn's dash on its 3rd.
+DASH_YOUNG = 4
 
 A = Action
 STANDING, TURNING, DASHING, RUNNING, RUN_BRAKE = (float(a.value) for a in (A.STANDING, A.TURNING, A.DASHING,
@@ -118,6 +124,28 @@ def _enter(ps: PlayerState, mask: Tensor, action: float) -> PlayerState:
                        action_frame=torch.where(mask, 1.0, ps.action_frame))
 
 
+def dash_impulse(v: Tensor, facing: Tensor, initial: Tensor) -> Tensor:
+    """ftCo_Dash_Enter: the ground speed a dash adds on its first frame, bringing ``v`` to ``initial`` (dash_initial)
+    the ``facing`` way; from a speed the other way, ``initial`` is added to it. It moves the fighter from the next
+    frame (the game's second ground channel)."""
+    init = facing * initial
+    return torch.where(v * facing < 0, init, init - v)
+
+
+def dash_young(ps: PlayerState, fs: FightState) -> Tensor:
+    """``[B, 2]``: in ftCo_Dash_IASA's first branch, a dash a flick started on its first DASH_YOUNG frames (a dash out
+    of a turn keeps ``FightState.turn_smash`` at 1: the game's ``mv.co.dash.x4`` 0)."""
+    return (ps.action == DASHING) & (fs.turn_smash <= 0) & (ps.action_frame <= DASH_YOUNG)
+
+
+def dash_turns(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable) -> Tensor:
+    """``[B, 2]``: a dash smash-turns this frame (ftCo_Dash_IASA -> ftCo_Dash_CheckInput -> ftCo_Turn_Enter_Smash): the
+    stick flicked back (past 0.8 within dash_smash_window of crossing the smash deadzone), past the dash's first
+    branch (:func:`dash_young`)."""
+    flick = (pad.sx.abs() >= DASH_STICK) & (fs.tilt_x < DASH_WINDOW)
+    return (ps.action == DASHING) & flick & (pad.sx * ps.facing < 0) & ~dash_young(ps, fs)
+
+
 def tilt_timer(sx: Tensor, prev: Tensor, timer: Tensor) -> Tensor:
     """The game's x670 (doldecomp/melee fighter.c): 0 on the frame the stick's x crosses the smash deadzone (0.25)
     from the other side, one more each frame it stays past it (254 at most), 254 inside it."""
@@ -181,7 +209,7 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     turn_done = turning & ~smash_dash & (af > A_.turn_frames)
     # A dash: a flick back smash-turns (keeping a quarter of the speed); past its run frame, the stick held forward
     # runs; at its end it stands.
-    dash_turn = dashing & flick & (fwd < 0)
+    dash_turn = dashing & dash_turns(ps, fs, pad, T)
     to_run = dashing & ~dash_turn & (af > A_.dash_run_frame) & (fwd >= RUN_STICK)
     dash_end = dashing & ~dash_turn & ~to_run & (af > A_.dash_frames)
     dash_on = dashing & ~dash_turn & ~dash_end & ~to_run
@@ -228,8 +256,7 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     # Speeds. ftCo_Dash_Enter: the dash's impulse brings the speed to dash_initial its way (from a speed the other
     # way, adds dash_initial to it); it moves the fighter from the next frame (the second channel).
     f = torch.where(smash_dash, torch.sign(sx), f)
-    init = f * A_.dash_initial
-    impulse = torch.where(v * f < 0, init, init - v)
+    impulse = dash_impulse(v, f, A_.dash_initial)
     v = torch.where(dash_turn, v * (1 - DASH_DECAY), v)
     v = torch.where(dash_start, v + impulse, v)
     v = torch.where(dash_on, dash_speed(v, sx, T, taper=False), v)
@@ -240,7 +267,9 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     # ftCo_Dash_Enter (and the smash turn) take the flick: the timer goes to 254, so one flick is one dash.
     fs = fs._replace(gr_impulse=torch.where(dash_start, impulse, 0.0),
                      tilt_x=torch.where(dash_start | smash_turn, 254.0, fs.tilt_x),
-                     turn_smash=torch.where(smash_turn, 1.0, torch.where(tilt_turn, 0.0, fs.turn_smash)))
+                     # In a dash: 1 out of a turn, 0 from a flick (the game's dash flag, :func:`dash_young`).
+                     turn_smash=torch.where(smash_turn, 1.0, torch.where(tilt_turn, 0.0, torch.where(
+                         dash_start, smash_dash.float(), fs.turn_smash))))
     # Actions: the walk's by its speed over walk_max (ftWalkCommon_GetWalkType).
     ratio = v.abs() / A_.walk_max
     walk_act = torch.where(ratio >= WALK_FAST, WALKS[2], torch.where(ratio >= WALK_MIDDLE, WALKS[1], WALKS[0]))
@@ -256,4 +285,5 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     return ps, fs
 
 
-__all__ = ["free_ground", "stop_friction", "friction", "accelerate", "walk_speed", "dash_speed", "DRIVEN"]
+__all__ = ["free_ground", "stop_friction", "friction", "accelerate", "walk_speed", "dash_speed", "dash_impulse",
+           "dash_young", "dash_turns", "DRIVEN", "DASH_YOUNG"]

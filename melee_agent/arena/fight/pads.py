@@ -17,8 +17,10 @@ controller:
 * jump: X or Y (tap jump, the stick up, is read by the fight frame from the stick and its tilt timer:
   :func:`melee_agent.arena.fight.fighter.tap_jump`);
 * C-stick: pushed past 0.8 (the smash threshold, ``ftCommonData`` x03C) where A was not held on the last frame
-  is an A press with the main stick at the C-stick's direction (Melee: a C-stick input is a smash
-  on the ground and an aerial in the air), the main stick's own value being left unread that frame.
+  is an A press at the C-stick's direction (Melee: a C-stick input is a smash on the ground and an aerial in
+  the air): ``Pad.c`` marks it and ``Pad.cx``, ``Pad.cy`` give the direction, the main stick reading as it is
+  (its tilt timers, dashes and turns go on). A state that does not read the C-stick drops the press (a dash:
+  :func:`melee_agent.arena.fight.fighter.cstick_read`).
 
 Example::
 
@@ -88,9 +90,8 @@ def read(p: Pads, a_was_held: Tensor) -> Pad:
     c_out = torch.maximum(cx.abs(), cy.abs()) >= SMASH_STICK
     c_hit = c_out & ~a_was_held & ~p.a
     shield = p.l_button | p.r_button | (torch.maximum(p.l, p.r) > SHOULDER_DEADZONE)
-    return Pad(a=p.a | c_out, b=p.b, jump=p.x | p.y, z=p.z, shield=shield,
-               sx=torch.where(c_hit, cx, sx), sy=torch.where(c_hit, cy, sy),
-               lr=p.l_button.float() + 2.0 * p.r_button.float())
+    return Pad(a=p.a | c_out, b=p.b, jump=p.x | p.y, z=p.z, shield=shield, sx=sx, sy=sy,
+               lr=p.l_button.float() + 2.0 * p.r_button.float(), c=c_hit, cx=cx, cy=cy)
 
 
 def from_table(ctrl: Tensor) -> Pads:

@@ -66,7 +66,8 @@ class FightState(NamedTuple):
     tilt_y: Tensor
     """The game's x671: the same timer for the stick's y (fast falls)."""
     turn_smash: Tensor
-    """1 in a turn a stick flick started (a smash turn: its next frame dashes if the stick stays out)."""
+    """1 in a turn a stick flick started (a smash turn: its next frame dashes if the stick stays out); in a dash, 1 if
+    it came out of a turn (the game's ``mv.co.dash.x4`` 0: no first branch in ``ftCo_Dash_IASA``, :mod:`.ground`)."""
     gr_impulse: Tensor
     """This frame's dash impulse: ground speed that reaches the position only from the next frame (the game's
     second ground acceleration channel, :mod:`.ground`); 0 on any other frame."""
@@ -129,3 +130,9 @@ class Pad(NamedTuple):
     sx: Tensor  # main stick x in [-1, 1] (libmelee's [0, 1] around 0.5, doubled)
     sy: Tensor
     lr: Tensor | None = None  # digital L and R held, as 1 (L) + 2 (R) (float): the air dodge's buttons; None: as shield
+    # The C-stick (:func:`melee_agent.arena.fight.pads.read`): ``c`` (bool) a new push past 0.8 with A up, which ``a``
+    # also holds (an A press at the C-stick's direction, ``cx``, ``cy`` in [-1, 1]); None: no C-stick (a macro's frame,
+    # the CPU's).
+    c: Tensor | None = None
+    cx: Tensor | None = None
+    cy: Tensor | None = None
