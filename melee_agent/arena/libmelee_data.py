@@ -24,11 +24,11 @@ import csv
 from dataclasses import dataclass
 from importlib import resources
 
-import melee
 import numpy as np
 from melee.enums import Action, Character
 
 from melee_agent.arena import gamedata
+from melee_agent.arena.stages import stage_named
 
 A = Action  # short alias for tables below
 
@@ -64,10 +64,11 @@ def _physics(name: str) -> Physics:
 FOX = _physics("Fox")  # characterdata.csv: gravity 0.23, terminal 2.8, fast fall 3.4, walk 1.6, ...
 MARTH = _physics("Marth")
 
-# --- Final Destination (libmelee stages.py) ---
-STAGE = melee.enums.Stage.FINAL_DESTINATION
-EDGE = float(melee.stages.EDGE_GROUND_POSITION[STAGE])  # 85.5657
-BLAST_LEFT, BLAST_RIGHT, BLAST_TOP, BLAST_BOTTOM = (float(v) for v in melee.stages.BLASTZONES[STAGE])
+# --- Final Destination (libmelee stages.py, through arena/stages.py) ---
+_FD = stage_named("final_destination")
+STAGE = _FD.enum
+EDGE = _FD.edge_x  # 85.5657
+BLAST_LEFT, BLAST_RIGHT, BLAST_TOP, BLAST_BOTTOM = _FD.blast
 
 # --- numbers libmelee does not carry (SmashWiki, SSBM pages of Fox and Marth) ---
 # gamedata characters.csv (meleedb character_attributes `weight`): Fox 75, Marth 87

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import melee
 import torch
 from melee.enums import Action
 from torch import Tensor
@@ -25,10 +24,11 @@ from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
 from melee_agent.arena.fight.moves import FightTable, Slot, build_table
 from melee_agent.arena.fight.state import FightState, Pad
 from melee_agent.arena.dodge.frame import FrameResult
+from melee_agent.arena.stages import stage_named
 
-_FD = melee.enums.Stage.FINAL_DESTINATION
-EDGE = float(melee.stages.EDGE_GROUND_POSITION[_FD])  # libmelee stages.py: Final Destination's edge, 85.5657
-BLAST_LEFT, BLAST_RIGHT, BLAST_TOP, BLAST_BOTTOM = (float(v) for v in melee.stages.BLASTZONES[_FD])  # stages.py
+_FD = stage_named("final_destination")
+EDGE = _FD.edge_x  # libmelee stages.py (arena/stages.py): Final Destination's edge, 85.5657
+BLAST_LEFT, BLAST_RIGHT, BLAST_TOP, BLAST_BOTTOM = _FD.blast  # stages.py
 RESPAWN_INVULNERABLE = 120  # SmashWiki: 120 frames of invincibility after respawning (DESIGN.md)
 SHIELD_MAX = 60.0  # SmashWiki shield: 60 HP
 SHIELD_DECAY = 0.28  # SmashWiki shield: -0.28 per frame while held
