@@ -77,7 +77,7 @@ class EnvConfig:
     # reset (weights optional, one per level); empty: every episode plays cpu_level.
     cpu_levels: list[int] = field(default_factory=list)
     level_weights: list[float] = field(default_factory=list)
-    # The stage (docs/stages.md): one name ("final_destination", "battlefield", "yoshis_story", "dreamland",
+    # The stage (arena/stages.py): one name ("final_destination", "battlefield", "yoshis_story", "dreamland",
     # "fountain_of_dreams", "pokemon_stadium"), or a list of them, each environment drawing its stage again at
     # every episode reset (weights optional, one per stage, as level_weights). Model files record it.
     stage: str | list[str] = "final_destination"
