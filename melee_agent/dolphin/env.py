@@ -70,7 +70,7 @@ class DolphinEnv:
                  reward: str | None = None, max_frames: int | None = None, device: str | torch.device = "cpu",
                  session_factory: Callable[[], Session] | None = None, menus: bool = True, game: str = "dodge",
                  delay_frames: int = 0, state_layout: str = STATE_LAYOUT,
-                 stage: str | Sequence[str] = "final_destination", stage_weights: Sequence[float] | None = None,
+                 stage: str | Sequence[str] | None = None, stage_weights: Sequence[float] | None = None,
                  seed: int = 0):
         from melee_agent.arena.games import MAX_DELAY, resolve  # noqa: PLC0415 (the games' defaults, as the arena's)
 
@@ -102,8 +102,9 @@ class DolphinEnv:
             launch = launch_options(cfg)  # the build does not change between restarts: ask once
             session_factory = lambda: start_dolphin(cfg, launch, free_udp_port())  # noqa: E731
         # A fight is a game of Melee's standard rules: every game must start with 4 stocks each.
-        # Each game's stage is drawn from env.stage's (by its weights) as the menus reach the stage select screen.
-        stages = [stage] if isinstance(stage, str) else list(stage)
+        # Each game's stage is drawn from env.stage's (by its weights) as the menus reach the stage select screen;
+        # None: cfg.stage (dolphin.stage, its older name), else Final Destination.
+        stages = None if stage is None else [stage] if isinstance(stage, str) else list(stage)
         self.supervisor = Supervisor(cfg, cpu_level, session_factory, menus=menus,
                                      stocks=FIGHT_STOCKS if self.whole_games else None, stages=stages,
                                      stage_weights=stage_weights, seed=seed)

@@ -59,3 +59,19 @@ def test_a_list_of_stages_draws_one_per_game_by_its_weights(tmp_path):
         assert set(started_stages(exe.parent)) == {"DREAMLAND"}
     finally:
         env.close()
+
+
+def test_the_menus_pick_env_stage_else_the_older_dolphin_stage():
+    from melee.enums import Stage
+
+    from melee_agent.config import DolphinConfig
+    from melee_agent.dolphin.supervisor import StageDraw, menu_stages
+
+    assert menu_stages(DolphinConfig(), None) == [Stage.FINAL_DESTINATION]
+    assert menu_stages(DolphinConfig(stage="BATTLEFIELD"), None) == [Stage.BATTLEFIELD]
+    assert menu_stages(DolphinConfig(), ["yoshis_story", "dreamland"]) == [Stage.YOSHIS_STORY, Stage.DREAMLAND]
+    assert menu_stages(DolphinConfig(stage="RANDOM_STAGE"), ["dreamland"]) == [Stage.RANDOM_STAGE]
+    draws = StageDraw(["a", "b"], [0, 1], seed=3)
+    assert {draws.next() for _ in range(20)} == {"b"}
+    equal = StageDraw(["a", "b"], None, seed=3)
+    assert {equal.next() for _ in range(50)} == {"a", "b"}
