@@ -216,8 +216,9 @@ class MeleeAgentBot(umi.Bot):
 
     def setup(self, session: umi.Session) -> None:
         torch.set_num_threads(1)  # a small network: one thread answers one game fastest, and shares the cores
-        print(f"melee-agent umi: {self.action_set.name} model (version {self.meta.get('version', '?')}), "
-              f"delay {session.delay} (applied by the arena), up to {session.max_games} games in "
+        trained_on = ", ".join(self.meta.get("stages") or ["final_destination"])  # model_from_bytes read them
+        print(f"melee-agent umi: {self.action_set.name} model (version {self.meta.get('version', '?')}, trained on "
+              f"{trained_on}), delay {session.delay} (applied by the arena), up to {session.max_games} games in "
               f"{session.lanes} lane(s)", file=sys.stderr, flush=True)
         if len(self.players) > 1:
             print("melee-agent umi: a model per stage: " + "; ".join(f"{k}: {v}" for k, v in self.stage_models().items()),

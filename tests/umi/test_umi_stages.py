@@ -59,6 +59,12 @@ def test_each_game_plays_its_stages_model_in_one_batch(stage_bot):
             np.testing.assert_array_equal(row, want[g][t % len(want[g])], err_msg=f"game {g} on {games[g]}, frame {t}")
 
 
+def test_the_bot_says_the_stages_its_model_trained_on(capsys):
+    link = Link(MeleeAgentBot.from_player(player("noop", ["battlefield", "dreamland"])), max_games=1)
+    link.close()
+    assert "trained on battlefield, dreamland), delay 18" in capsys.readouterr().err
+
+
 def test_the_bot_names_which_model_plays_where():
     bot = MeleeAgentBot.for_stages(player("noop"), {"battlefield": player("shine")})
     assert bot.stage_models() == {"battlefield": "shine.safetensors (untouchable)",
