@@ -25,6 +25,7 @@ import torch
 
 from typing import NamedTuple
 
+from melee_agent.arena.stage_table import StageMix
 from melee_agent.arena.cpu_levels import LevelMix, LevelTable
 from melee_agent.arena.env_state import AGENT, CPU, EnvState
 from melee_agent.arena.fight.frame import FightConsts, fight_frame, fight_frame_pads
@@ -72,6 +73,7 @@ class FrameConsts:
     neutral: torch.Tensor  # [C]: the controller at rest (what is in flight when a game starts)
     fight: FightConsts | None = None  # a fight's tables (game="fight": its frame is fight_frame), else None
     remap: torch.Tensor | None = None  # [A, A] int64: the macro decision a plays after decision p (None: a's own)
+    stages: StageMix | None = None  # the stages drawn at each episode reset (None: the one stage, Final Destination)
 
 
 @dataclass(frozen=True)

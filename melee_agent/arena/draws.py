@@ -58,13 +58,14 @@ RESET_SEED_OFFSET = 7_777
 
 
 class ResetDraws(NamedTuple):
-    """Where a new episode starts: the agent's spot, the CPU's distance from it, and its level."""
+    """Where a new episode starts: the agent's spot, the CPU's distance from it, its level and the stage."""
 
     agent_x: torch.Tensor  # stream 0: the agent in [-60, 60)
     gap: torch.Tensor  # stream 1: the CPU 50 to 90 away, on the other side of the agent from centre
     level: torch.Tensor  # stream 2: the CPU level, from the arena's level mix (a stream of its own, so
     # the positions of a one-level arena are what they were before levels could mix)
+    stage: torch.Tensor  # stream 3: the stage, from the arena's stage mix (its own stream, for the same reason)
 
     @classmethod
     def draw(cls, env_id: torch.Tensor, episode: torch.Tensor, seed: int | torch.Tensor) -> ResetDraws:
-        return cls(*uniform_streams(env_id, episode, seed + RESET_SEED_OFFSET, (0, 1, 2)))
+        return cls(*uniform_streams(env_id, episode, seed + RESET_SEED_OFFSET, (0, 1, 2, 3)))

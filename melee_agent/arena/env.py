@@ -46,6 +46,8 @@ from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.place import place as place_fighter
 from melee_agent.arena.ports import DEFAULT_CHARACTERS, Opponents, character_table, check_characters
 from melee_agent.arena.dodge.frame import intangible
+from melee_agent.arena.stage_table import StageMix, StageTable, check_stages
+from melee_agent.arena.stages import DEFAULT_STAGE
 from melee_agent.arena.dodge.tables import build_tables
 from melee_agent.arena.games import MAX_DELAY, resolve
 from melee_agent.games import game_of
@@ -58,7 +60,9 @@ class Arena:
                  seed: int = 0, action_set: str | None = None, reward: str | None = None,
                  max_frames: int | None = None, compile: bool = False, level_weights: Sequence[float] | None = None,
                  spread_levels: bool = False, game: str = "dodge", delay_frames: int = 0, cpu: str = "designed",
-                 characters: Sequence[str] = DEFAULT_CHARACTERS, state_layout: str = STATE_LAYOUT):
+                 characters: Sequence[str] = DEFAULT_CHARACTERS, state_layout: str = STATE_LAYOUT,
+                 stage: str | Sequence[str] = DEFAULT_STAGE, stage_weights: Sequence[float] | None = None,
+                 spread_stages: bool = False):
         if num_envs <= 0:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
         setup = resolve(game, action_set, reward, max_frames)
@@ -90,6 +94,13 @@ class Arena:
         #: Port 1's controllers other than the CPU (:meth:`set_opponents`); None: the CPU everywhere.
         self.opponents: Opponents | None = None
         self.device = torch.device(device)
+        #: The stage(s) each game is drawn from (DESIGN.md "Stages"), as ``cpu_level`` and ``level_weights`` are: one
+        #: name, or several with ``stage_weights`` (``spread_stages``: environment ``i`` keeps ``stage[i % K]``).
+        self.stages = check_stages(stage)
+        if self.stages != (DEFAULT_STAGE,) and not self.fight_engine:
+            raise ValueError(f"stage={list(self.stages)} plays on the fight's engine; this arena plays the dodging game's "
+                             f"earlier frame (game={game!r}, cpu={cpu!r}), on Final Destination only")
+        stage_mix = StageMix.of(self.stages, stage_weights, self.device, spread=spread_stages)
         levels = check_levels(cpu_level)  # raises on a level outside 1-9
         mix = LevelMix.of(levels, level_weights, self.device, spread=spread_levels)
         self.num_envs = num_envs
@@ -121,7 +132,7 @@ class Arena:
             untouchable=self.reward_kind == "untouchable", max_frames=self.max_frames, timed=rules.timed,
             clock_in_state=self.layout.shows_clock,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
-            fight=self._fight_consts(num_envs, cpu),
+            fight=self._fight_consts(num_envs, cpu), stages=stage_mix,
             remap=None if aset.remap is None else torch.as_tensor(aset.remap_table, device=self.device))
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
@@ -142,7 +153,8 @@ class Arena:
         if not self.fight_engine:
             return None
         fc = FightConsts.build(self.device, num_envs, cpu)
-        return dataclasses.replace(fc, table=character_table(fc.table, self.characters))
+        table = dataclasses.replace(fc.table, stages=StageTable.of(self.stages, self.device))
+        return dataclasses.replace(fc, table=character_table(table, self.characters))
 
     def set_opponents(self, opponents: Opponents | None) -> None:
         """Port 1 played by ``opponents`` in the environments they hold (the CPU in the rest); None: the CPU
@@ -177,6 +189,11 @@ class Arena:
         new = LevelMix.of([int(v) for v in mix.levels.tolist()], weights, self.device, spread=mix.spread)
         with torch.no_grad():  # in place: a compiled frame keeps reading the same tensor (no recompile)
             mix.cdf.copy_(new.cdf)
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        """``[B]``: the stage each environment's current game is on, by name."""
+        return tuple(self.stages[i] for i in self.state.game.stage.long().tolist())
 
     @property
     def cpu_levels(self) -> torch.Tensor:
@@ -221,7 +238,8 @@ class Arena:
     @torch.inference_mode()
     def reset(self) -> torch.Tensor:
         """Start a new episode in every environment (from the arena's seed); returns the first observation."""
-        self.state = storage.reset_envs(self.state, self._all, self._consts.seed, self._consts.mix, self._consts.neutral)
+        c = self._consts
+        self.state = storage.reset_envs(self.state, self._all, c.seed, c.mix, c.neutral, c.stages)
         self._macro = MacroProgress.fresh(self.num_envs, self.device)  # every environment chooses next
         self._opponents_restart(self._all)
         if self.whole_games:
@@ -246,7 +264,7 @@ class Arena:
         c = self._consts
         ko_cause = ko_causes(self.state)  # before a finished game resets
         out = self._finish_decision(self.state, ready, done, action.float(), acc.reward, self.T, self.num_actions,
-                                    c.seed, c.mix, c.neutral, self.compiled)
+                                    c.seed, c.mix, c.neutral, self.compiled, c.stages)
         out = self._in_layout(out)
         self.state = out.state
         return out.next, acc.reward, done, decision_info(out, ready, done, acc, terminal, truncated, ko_cause, c)
@@ -354,7 +372,7 @@ class Arena:
             if not self._reset_compiled or bool(f.done.any()):
                 self._reset_compiled = True
                 c = self._consts
-                end = self._reset_finished(end, f.done, c.seed, c.mix, c.neutral, self.T, self.num_actions)
+                end = self._reset_finished(end, f.done, c.seed, c.mix, c.neutral, self.T, self.num_actions, c.stages)
             self._macro = MacroProgress(f.ready, cur, mf, acc)
             self.state = end.state
             end = self._in_layout(end)

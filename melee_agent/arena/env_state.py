@@ -101,6 +101,9 @@ class GameState(NamedTuple):
     """The episode's return so far."""
     cpu_level: Tensor
     """The CPU level (1-9) of the current episode, drawn at each reset."""
+    stage: Tensor
+    """The current game's stage: its index in the arena's stage list (:mod:`melee_agent.arena.stage_table`), drawn at
+    each reset; 0 with one stage."""
 
 
 class ExtraState(Protocol):

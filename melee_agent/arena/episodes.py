@@ -17,13 +17,19 @@ from melee_agent.arena import libmelee_data as d
 from melee_agent.arena.cpu_levels import LevelMix
 from melee_agent.arena.draws import ResetDraws
 from melee_agent.arena.env_state import EnvState, PlayerState, where
+from melee_agent.arena.stage_table import StageMix
+from melee_agent.arena.stages import stage_named
 from melee_agent.arena.dodge.frame import NO_MOVE, intangible
 from melee_agent.arena.dodge.tables import Tables
 from melee_agent.envs.state import RAW_FIELDS, encode_raw_matrix
 
+FD_EDGE = stage_named("final_destination").edge_x  # the spread below is Final Destination's
 
-def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor) -> EnvState:
-    """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%, a CPU level from ``mix``.
+
+def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor,
+               stages: StageMix | None = None) -> EnvState:
+    """Start a new episode where ``mask`` holds: both players standing apart, 4 stocks, 0%, a CPU level from ``mix``
+    and a stage from ``stages`` (None: the one stage, index 0).
 
     The controller states in flight (input delay) are all ``neutral`` (``[C]``): nothing pressed yet.
     """
@@ -33,9 +39,18 @@ def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix, neutr
     g = g._replace(cpu_level=torch.where(mask, mix.pick(u.level, g.env_id), g.cpu_level),
                    **{name: torch.where(mask, 0.0, getattr(g, name))
                       for name in ("episode_frame", "previous_action", "cpu_cooldown", "episode_return")})
-    ax = -60.0 + 120.0 * u.agent_x
+    # Final Destination's spread (guess: agent in [-60, 60), the CPU 50-90 away, within 80 of the centre), scaled by
+    # the stage's edge to Final Destination's (exactly 1 there).
+    scale: Tensor | float = 1.0
+    if stages is not None and stages.cdf.shape[0] > 1:
+        g = g._replace(stage=torch.where(mask, stages.pick(u.stage, g.env_id), g.stage))
+        scale = stages.edge[g.stage.long()] / FD_EDGE
+    elif stages is not None:
+        scale = stages.edges[0] / FD_EDGE
+    ax = (-60.0 + 120.0 * u.agent_x) * scale
     side = torch.where(ax > 0, -1.0, 1.0)
-    cx = (ax + side * (50.0 + 40.0 * u.gap)).clamp(-80.0, 80.0)
+    lim = 80.0 * scale
+    cx = (ax + side * (50.0 + 40.0 * u.gap) * scale).clamp(-lim, lim)
     zero = torch.zeros_like(state.players.percent)
     both = lambda v: zero + v  # noqa: E731  the same value for both players
     fresh = PlayerState(*(zero for _ in PlayerState._fields))._replace(
@@ -91,17 +106,18 @@ def close_decision(state: EnvState, ready: Tensor, action: Tensor, reward: Tenso
 
 
 def reset_finished(end: DecisionEnd, done: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor, T: Tables,
-                   num_actions: int) -> DecisionEnd:
+                   num_actions: int, stages: StageMix | None = None) -> DecisionEnd:
     """``end`` with fresh episodes where ``done`` holds, and ``next`` the observation each environment sees
     next (``final`` where its episode goes on): the second half of :func:`finish_decision`. What the
     decision reports (``final``, stocks, percent...) stays as it was before the reset."""
-    state = reset_envs(end.state, done, seed, mix, neutral)
+    state = reset_envs(end.state, done, seed, mix, neutral, stages)
     fresh = observe(state.players, state.game.previous_action, T, num_actions)
     return end._replace(state=state, next=torch.where(done.unsqueeze(1), fresh, end.final))
 
 
 def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor, reward: Tensor, T: Tables,
-                    num_actions: int, seed: Tensor, mix: LevelMix, neutral: Tensor, compiled: bool) -> DecisionEnd:
+                    num_actions: int, seed: Tensor, mix: LevelMix, neutral: Tensor, compiled: bool,
+                    stages: StageMix | None = None) -> DecisionEnd:
     """Close the decisions of the ``ready`` environments and reset the ``done`` ones.
 
     ``compiled`` resets through masks without asking whether any environment is done (no host
@@ -109,5 +125,5 @@ def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor
     """
     end = close_decision(state, ready, action, reward, T, num_actions)
     if compiled or bool(done.any()):
-        end = reset_finished(end, done, seed, mix, neutral, T, num_actions)
+        end = reset_finished(end, done, seed, mix, neutral, T, num_actions, stages)
     return end

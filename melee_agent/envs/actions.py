@@ -245,9 +245,11 @@ FIGHT_STICKS = {
     "up_left": (0.1484375, 0.8515625), "up_right": (0.8515625, 0.8515625),  # 45 degrees, at the rim
 }
 #: The frame (counted from 0 at the jump's press) on which a short hop from standing lands in the arena
-#: (3 frames of jump squat, 17 in the air; measured there, checked by tests/arena/test_fight_actions.py): the
-#: L-cancel press comes ``LCANCEL_LEAD`` frames before, inside the game's 7-frame window.
-SH_AERIAL_LANDS = 20
+#: (3 frames of jump squat, 19 in the air: it lands by its collision box, whose bottom is 4 above Fox's position in
+#: the air, 2 frames after the position reaches the floor; measured there, checked by
+#: tests/arena/test_fight_actions.py): the L-cancel press comes ``LCANCEL_LEAD`` frames before, inside the game's
+#: 7-frame window.
+SH_AERIAL_LANDS = 22
 LCANCEL_LEAD = 3
 FIREFOX_CHARGE = 42  # frames of Fox's firefox charge in the arena (the move table's length for action 354)
 

@@ -11,8 +11,8 @@ from melee_agent.arena.env_state import AGENT, CPU
 
 def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge",
           cpu_level: int | list[int] = 9, max_frames: int | None = None,
-          cpu: str = "designed", seed: int = 3) -> list[tuple[torch.Tensor, ...]]:
-    env = Arena(48, cpu_level=cpu_level, seed=seed, compile=compile, game=game, max_frames=max_frames, cpu=cpu)
+          cpu: str = "designed", seed: int = 3, **kw) -> list[tuple[torch.Tensor, ...]]:
+    env = Arena(48, cpu_level=cpu_level, seed=seed, compile=compile, game=game, max_frames=max_frames, cpu=cpu, **kw)
     env.reset()
     gen = torch.Generator().manual_seed(1)
     out = []
@@ -66,6 +66,19 @@ def test_compiled_fights_play_the_same_games_as_eager(cpu):
         assert torch.equal(c[11], e[11])  # level, the agent's stocks, game over
         torch.testing.assert_close(c[12], e[12], atol=1e-5, rtol=0)  # the final observations
         torch.testing.assert_close(c[13], e[13], atol=1e-3, rtol=1e-5)  # return, Marth's percent
+
+
+@pytest.mark.slow
+def test_compiled_fights_on_mixed_stages_play_the_same_games_as_eager():
+    """Stages mixed in one batch (platforms, blast zones, the CPU's platform rules): compiled as eager."""
+    stages = dict(stage=["battlefield", "yoshis_story", "final_destination"], stage_weights=[2, 1, 1])
+    eager, fused = (_play(c, 150, lockstep=False, game="fight", cpu_level=[5, 9], max_frames=250, cpu="melee",
+                          seed=4, **stages) for c in (False, True))
+    assert sum(int(e[2].sum()) for e in eager) > 0
+    for e, c in zip(eager, fused):
+        torch.testing.assert_close(c[0], e[0], atol=1e-5, rtol=0)
+        for k in range(2, 8):
+            assert torch.equal(c[k], e[k]), k
 
 
 @pytest.mark.slow

@@ -86,12 +86,12 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from melee_agent.arena.cpu import melee_attack, melee_defend, melee_move
+from melee_agent.arena.cpu import melee_attack, melee_defend, melee_move, melee_platforms
 from melee_agent.arena.cpu.common import CpuDecision, PadOut
 from melee_agent.arena.cpu.melee_data import *  # noqa: F403 (the CPU's numbers, re-exported for its users)
 from melee_agent.arena.cpu.melee_data import MeleeLevels
 from melee_agent.arena.cpu.melee_frame import Out, carried, see
-from melee_agent.arena.env_state import EnvState
+from melee_agent.arena.env_state import CPU, EnvState
 from melee_agent.arena.fight.moves import FightTable
 
 #: [D ftCo_800BB9B4 / ftCo_800BB104]: the threats the defence sees (:func:`.melee_defend.threat`).
@@ -111,6 +111,10 @@ def control(state: EnvState, T: FightTable, levels: MeleeLevels, seed: int | Ten
     out, mem = melee_defend.defend(s, state, T, levels, out, mem)
     mem = melee_attack.choose(s, state, T, levels, out, mem)
     out, mem = melee_attack.play(s, state, out, mem)
+    if T.stages.num_platforms > 0:  # platforms: jumping up to the agent, dropping through toward it (melee_platforms)
+        geo = T.stages.at(state.game.stage)
+        out, mem = melee_platforms.platforms(s, state, levels, out, mem, geo)
+        out = melee_platforms.air_jump(s, state, out, geo, T.attrs.ecb_air[..., CPU])
     out, mem = melee_move.turn(s, out, mem)
     out = melee_move.walk(s, state, levels, out, mem)
     fs = state.fight._replace(cpu_plan=mem.plan, cpu_timer=mem.timer, cpu_act=mem.act, cpu_wait=mem.wait,

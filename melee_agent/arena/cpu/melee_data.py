@@ -26,6 +26,22 @@ CATCH, ESCAPE_AIR = float(Action.GRAB.value), float(Action.AIRDODGE.value)
 # Plans (FightState.cpu_plan) and what cpu_act holds for each (ATTACK: the slot; DASH_GRAB, TURN, DEFEND_ROLL: a
 # direction in world units). HOLD_SHIELD is kept as a value for old states; no rule starts it (see defend).
 NONE, ATTACK, DEFEND_ROLL, HOLD_SHIELD, UPB, DASH_GRAB, TURN = 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0
+#: Platforms (:mod:`.melee_platforms`): the jump script toward a destination above or beyond (cpu_act: the stick's x),
+#: and the drop through a platform.
+PLAT_JUMP, PLAT_DROP = 7.0, 8.0
+#: ftCo_800A0148: ReleaseY, WaitFor 1, the stick toward the destination (127) if it is more than 30 away in x (else
+#: neutral), PressY, WaitFor 10 (a full hop), ReleaseY, WaitFor 1, Done.
+JUMP_TOWARD, JUMP_HOLD = 30.0, 10
+#: ftCo_800A08F0: the stick neutral, WaitFor by level 0-9, SetLstickY -127, WaitFor 5, neutral, WaitFor 1, Done.
+DROP_WAIT = (45, 30, 30, 15, 15, 10, 10, 5, 5, 1)
+DROP_HOLD = 5
+#: ftCo_800AB224's choice when the destination is not on the CPU's own floor: the angle up to it (atan2(dy, |dx|))
+#: above 35 degrees jumps (facing it), below -45 degrees drops (on a platform), between walks on; ftCo_800AA844 at an
+#: island's end (within 5, ftCo_800A28D0) jumps with the destination above or more than 40 away, else walks off.
+UP_ANGLE, STEEP_ANGLE, DOWN_ANGLE = 0.6108652334660292, 1.3089969288557768, -0.7853981573134661
+ISLAND_END, FAR_X = 5.0, 40.0
+#: ftCo_800AB224: the destination's island is the floor found from 5 above it, 10 down (mpIsland_8005AC14).
+ISLAND_ABOVE, ISLAND_BELOW = 5.0, 10.0
 
 #: ftCo_800AA320: the approach stick's clamp per level 0-9, of 127.
 STICK_CLAMP = (0x43, 0x48, 0x4D, 0x52, 0x57, 0x5C, 0x61, 0x6B, 0x75, 0x7F)
@@ -100,12 +116,13 @@ class MeleeLevels:
     attack_after: Tensor
     wait_span: Tensor
     wait_base: Tensor
+    drop_wait: Tensor
 
     @classmethod
     def build(cls, device: torch.device) -> MeleeLevels:
         t = lambda v: torch.tensor(v, dtype=torch.float32, device=device)  # noqa: E731
         return cls(t([s / 127 for s in STICK_CLAMP]), t([s / 127 for s in STICK_STEP]), t(DEFEND_AFTER), t(ATTACK_PERIOD),
-                   t(ATTACK_AFTER), t(WAIT_SPAN), t(WAIT_BASE))
+                   t(ATTACK_AFTER), t(WAIT_SPAN), t(WAIT_BASE), t(DROP_WAIT))
 
 
 def walk_limit(gap: Tensor, clamp: Tensor, near: Tensor | float = APPROACH_NEAR) -> Tensor:

@@ -168,7 +168,7 @@ def _end_moves(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, live: T
     return ps, fs
 
 
-def _ledge_options(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable, edge: float,
+def _ledge_options(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable, edge: Tensor | float,
                    live: Tensor) -> tuple[PlayerState, FightState]:
     """On the ledge: get up (stick toward the stage or up, or A), jump, or let go (down or away)."""
     hanging = live & (rows_of(ps.move) == slot_row(T, Slot.LEDGE_HANG)) & (ps.action_frame >= 2)
@@ -217,8 +217,9 @@ def _interrupts(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTab
 
 
 def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: FightTable,
-                    fg: Tensor) -> tuple[PlayerState, FightState]:
-    """What a free grounded fighter starts this frame (see the module docstring)."""
+                    fg: Tensor, on_platform: Tensor | None = None) -> tuple[PlayerState, FightState]:
+    """What a free grounded fighter starts this frame (see the module docstring); ``on_platform``: standing on a
+    platform (None: the stage has none)."""
     base = slot_row(T, 0)
     in_shield = ps.action == SHIELD
     dashing = (ps.action == DASHING) | (ps.action == RUNNING)
@@ -260,11 +261,17 @@ def _ground_actions(ps: PlayerState, fs: FightState, pad: Pad, e: Edges, T: Figh
     # A forward roll ends facing the other way (as the dodging arena).
     ps = ps._replace(facing=torch.where(roll & forward, -ps.facing, ps.facing))
     hold = sh & ~spot & ~roll
+    if on_platform is not None:
+        # ftCo_Guard_IASA's last check, ftCo_8009A080: L or R held and the drop's stick (ground.pass_check) drops
+        # through the platform (what escapes, grabs and jumps leave).
+        through = hold & (lr_of(pad) > 0) & ground.pass_check(pad, fs, on_platform)
+        ps, fs = ground.enter_pass(ps, fs, through, T)
+        hold = hold & ~through
     ps = set_free(ps, hold, SHIELD)
     drop = rest & ~pad.shield & in_shield
     ps = start(ps, drop, slot_row(T, Slot.SHIELD_RELEASE), T)
     move = rest & ~pad.shield & ~in_shield
-    return ground.free_ground(ps, fs, pad, T, move)
+    return ground.free_ground(ps, fs, pad, T, move, on_platform)
 
 
 def tap_jump(pad: Pad, fs: FightState) -> Tensor:
@@ -349,9 +356,10 @@ def ground_turn_flip(ps: PlayerState, fs: FightState, T: FightTable, mask: Tenso
     return ps._replace(facing=torch.where(flip, -ps.facing, ps.facing))
 
 
-def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
-            frozen: Tensor) -> tuple[PlayerState, FightState]:
-    """One frame of both fighters' action state machines (``frozen``: in hitlag, nothing happens)."""
+def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: Tensor | float,
+            frozen: Tensor, platforms: bool = False) -> tuple[PlayerState, FightState]:
+    """One frame of both fighters' action state machines (``frozen``: in hitlag, nothing happens); ``edge``: the main
+    floor's half width; ``platforms``: the stage has platforms (a grounded fighter above the floor stands on one)."""
     live = ~frozen
     e = edges(ps, fs, pad)
     fs = fs._replace(tilt_x=tilt_timer(pad.sx, fs.stick_x_prev, fs.tilt_x),
@@ -367,7 +375,8 @@ def advance(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: floa
     ground = ps.on_ground > 0
     ps = ground_turn_flip(ps, fs, T, free & ground)
     ps, special = _specials(ps, pad, e, T, free & (ground | (fs.helpless == 0)))
-    ps, fs = _ground_actions(ps, fs, pad, e, T, free & ground & ~special)
+    on_platform = ground & (ps.position_y > 0.01) if platforms else None
+    ps, fs = _ground_actions(ps, fs, pad, e, T, free & ground & ~special, on_platform)
     jumps = ps.jumps_left
     ps = _air_actions(ps, fs, pad, e, T, free & ~ground & ~special & (fs.helpless == 0))
     # A double jump takes the stick's flick (ftCo_800CBAC4: x671 to 254), so a tap jump is one jump.

@@ -24,6 +24,7 @@ from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
 from melee_agent.arena.fight.moves import FightTable, Slot, build_table
 from melee_agent.arena.fight.state import FightState, Pad
 from melee_agent.arena.dodge.frame import FrameResult
+from melee_agent.arena.stage_table import StageGeo
 from melee_agent.arena.stages import stage_named
 
 _FD = stage_named("final_destination")
@@ -37,6 +38,7 @@ SHIELD_REGEN = 0.07  # SmashWiki shield: +0.07 per frame while not held
 #: shield damage): a hit on the shield's frames 1-4. Played with ``cpu = "melee"`` only (``designed`` keeps
 #: the earlier rules, so its games replay as they were).
 PERFECT_SHIELD_FRAMES = 4
+ECB_LOCK = 10  # doldecomp/melee ftCommon_8007D5D4: ecb_lock = 10 on going airborne (fighter.c counts it down)
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def count_down(state: EnvState) -> tuple[EnvState, Tensor]:
                      invulnerability_left=(ps.invulnerability_left - 1).clamp(min=0))
     ps = physics.free_after_stun(ps, stun_ends)
     fs = fs._replace(hitlag_left=(fs.hitlag_left - 1).clamp(min=0), lcancel_left=(fs.lcancel_left - 1).clamp(min=0),
-                     ledge_wait=(fs.ledge_wait - 1).clamp(min=0), grab_left=dec(fs.grab_left))
+                     ledge_wait=(fs.ledge_wait - 1).clamp(min=0), grab_left=dec(fs.grab_left), ecb_lock=dec(fs.ecb_lock))
     g = g._replace(tick=g.tick + 1, episode_frame=g.episode_frame + 1)
     return state._replace(players=ps, fight=fs, game=g), frozen
 
@@ -101,17 +103,20 @@ def _moved(before: PlayerState, after: PlayerState, fs: FightState, ko: Tensor) 
                        pos_dy=torch.where(ko, 0.0, after.position_y - before.position_y))
 
 
-def beyond(ps: PlayerState) -> Tensor:
-    """``[B, 2]``: past a blast zone."""
+def beyond(ps: PlayerState, geo: StageGeo | None = None) -> Tensor:
+    """``[B, 2]``: past a blast zone (each environment's stage's; None: Final Destination's)."""
     x, y = ps.position_x, ps.position_y
-    return (x < BLAST_LEFT) | (x > BLAST_RIGHT) | (y > BLAST_TOP) | (y < BLAST_BOTTOM)
+    if geo is None:
+        return (x < BLAST_LEFT) | (x > BLAST_RIGHT) | (y > BLAST_TOP) | (y < BLAST_BOTTOM)
+    return (x < geo.blast_l) | (x > geo.blast_r) | (y > geo.blast_t) | (y < geo.blast_b)
 
 
-def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: Tensor) -> tuple[PlayerState, FightState, Tensor]:
-    """KOs past Final Destination's blast zones (after this frame's movement, or already before it): a stock
-    lost, a respawn with 120 frames of invincibility."""
+def _blast_zones(ps: PlayerState, fs: FightState, spawn_x: Tensor, was_beyond: Tensor,
+                 geo: StageGeo | None = None) -> tuple[PlayerState, FightState, Tensor]:
+    """KOs past the stage's blast zones (after this frame's movement, or already before it): a stock lost, a respawn
+    with 120 frames of invincibility at ``spawn_x`` (``[2]`` or ``[B, 2]``: the stage's respawn spots)."""
     x = ps.position_x
-    ko = beyond(ps) | was_beyond
+    ko = beyond(ps, geo) | was_beyond
     # Who gets the KO: the move on credit (-1: none, a self-destruct), kept past the respawn.
     fs = fs._replace(ko_cause=torch.where(ko, fs.ko_credit, fs.ko_cause))
     # The revival platform is left out: the fighter reappears standing at its spawn spot (as in the dodging arena).
@@ -145,7 +150,7 @@ def cpu_control(state: EnvState, consts: FightConsts, seed: int | Tensor) -> Cpu
     player = consts.player
     if player is None:  # a FightConsts made by hand, without build()
         player = MeleeCpu(consts.melee_levels) if consts.cpu == "melee" else DesignedCpu(consts.levels)
-    return player.control(state, consts.table, seed, EDGE)
+    return player.control(state, consts.table, seed, consts.table.stages.at(state.game.stage).edge_b())
 
 
 def fight_frame_fox(state: EnvState, fox: tuple[Tensor, ...], consts: FightConsts, seed: int | Tensor,
@@ -153,7 +158,7 @@ def fight_frame_fox(state: EnvState, fox: tuple[Tensor, ...], consts: FightConst
                     ) -> tuple[FrameResult, Pad]:
     """:func:`fight_frame` from Fox's controller as ``[B]`` a, b, jump, z, shield, sx, sy; also both pads played
     (what ``cpu-report`` reads the CPU's presses from)."""
-    was_beyond = beyond(state.players)
+    was_beyond = beyond(state.players, consts.table.stages.at(state.game.stage))
     state, frozen = count_down(state)
     cpu = cpu_control(state, consts, seed)
     state = state._replace(fight=cpu.fight, game=state.game._replace(cpu_cooldown=cpu.cooldown))
@@ -167,7 +172,7 @@ def fight_frame_fox(state: EnvState, fox: tuple[Tensor, ...], consts: FightConst
 def fight_frame_pads(state: EnvState, raw: Pads, consts: FightConsts, spawn_x: Tensor) -> FrameResult:
     """Advance every fight one frame from both ports' raw controller frames (:class:`~.pads.Pads`, ``[B, 2]``):
     the game's reading of them (:func:`~.pads.read`), no CPU."""
-    was_beyond = beyond(state.players)
+    was_beyond = beyond(state.players, consts.table.stages.at(state.game.stage))
     state, frozen = count_down(state)
     pad = pads.read(raw, state.fight.a_held > 0)
     return play(state, pad, frozen, consts.table, spawn_x, was_beyond)
@@ -175,18 +180,31 @@ def fight_frame_pads(state: EnvState, raw: Pads, consts: FightConsts, spawn_x: T
 
 def play(state: EnvState, pad: Pad, frozen: Tensor, T: FightTable, spawn_x: Tensor,
          was_beyond: Tensor | None = None, perfect_shield_frames: int = 0) -> FrameResult:
-    """The rest of a frame once both controllers are known (after :func:`count_down`): what tests drive directly."""
+    """The rest of a frame once both controllers are known (after :func:`count_down`): what tests drive directly.
+
+    Each environment plays on its stage (``T.stages`` by ``state.game.stage``): its floor, platforms, ledges, blast
+    zones and respawn spots (which take the place of ``spawn_x``: Final Destination's are the same)."""
+    geo = T.stages.at(state.game.stage)
+    platforms = T.stages.num_platforms > 0
     lifted = state.players.on_ground > 0  # on the ground as the frame began: a takeoff this frame is physics' business
-    ps, fs = fighter.advance(state.players, state.fight, pad, T, EDGE, frozen)
-    ps, fs = physics.step(ps, fs, pad, T, EDGE, frozen, lifted & (ps.on_ground == 0))
+    ps, fs = fighter.advance(state.players, state.fight, pad, T, geo.edge, frozen, platforms)
+    fs = _lock_ecb(ps, fs, lifted)
+    ps, fs = physics.step(ps, fs, pad, T, geo.edge, frozen, lifted & (ps.on_ground == 0), geo if platforms else None)
     ps, fs, damage = hits.resolve(ps, fs, T, frozen, perfect_shield_frames)
     ps, fs = hits.apply_launch(ps, fs, pad)
+    fs = _lock_ecb(ps, fs, lifted)
     ps = _shields(ps, T)
     fs = _landed_clears_credit(ps, fs)
-    ps, fs, ko = _blast_zones(ps, fs, spawn_x, torch.zeros_like(frozen) if was_beyond is None else was_beyond)
+    ps, fs, ko = _blast_zones(ps, fs, geo.respawn, torch.zeros_like(frozen) if was_beyond is None else was_beyond, geo)
     fs = _moved(state.players, ps, fs, ko)
     return FrameResult(state._replace(players=contiguous(ps), fight=FightState(*(t.contiguous() for t in fs))),
                        damage, ko)
+
+
+def _lock_ecb(ps: PlayerState, fs: FightState, lifted: Tensor) -> FightState:
+    """Leaving the ground (a jump, a drop, a walk off, a launch) locks the collision box's bottom at the feet for
+    ECB_LOCK frames (doldecomp/melee ``ftCommon_8007D5D4``)."""
+    return fs._replace(ecb_lock=torch.where(lifted & (ps.on_ground == 0), float(ECB_LOCK), fs.ecb_lock))
 
 
 __all__ = ["fight_frame", "fight_frame_fox", "fight_frame_pads", "cpu_control", "play", "count_down", "FightConsts",

@@ -43,6 +43,16 @@ DASH_DECAY = 0.75  # x054: ftCo_Dash_IASA takes this share of the ground speed o
 ABOVE_WALK_FRICTION = 2.0  # x06C friction_when_above_walk_speed (ft_80084F3C)
 SQUAT_STICK = 0.6875  # x090: ftCo_Squat_CheckInput / ftCo_SquatWait_CheckInput crouch below -x090
 SQUAT_RELEASE = 0.625  # x094: ftCo_SquatRv_CheckInput stands up above -x094 (a hysteresis band)
+# Dropping through a platform (doldecomp/melee ftCo_Pass.c; ftCommonData as read off the disc, meleelight-decomp-edition
+# meleeCommon.js): ftCo_80099F1C reads the stick at or below -x464 with its y tilt timer under x468, on a platform.
+PASS_STICK = 0.66  # x464
+PASS_WINDOW = 6  # x468
+PASS_SPEED = -0.5  # x46C: the drop's vertical speed (ftCo_8009A228), gravity on top from its first frame
+#: x470: the squat's frames from the drop's mark (ftCo_80099F9C) to the drop (ftCo_Squat_IASA counts it down). The disc's
+#: value is not in the sources here; 2 makes what the replays show (measured, pyslippi_game.slp, n 8: a flick down on a
+#: platform plays three CROUCH_START frames, then PLATFORM_DROP).
+PASS_DELAY = 2
+PASS = float(Action.PLATFORM_DROP.value)
 
 A = Action
 STANDING, TURNING, DASHING, RUNNING, RUN_BRAKE = (float(a.value) for a in (A.STANDING, A.TURNING, A.DASHING,
@@ -117,9 +127,42 @@ def tilt_timer(sx: Tensor, prev: Tensor, timer: Tensor) -> Tensor:
     return torch.where(right | left, 0.0, out)
 
 
+def pass_check(pad: Pad, fs: FightState, on_platform: Tensor) -> Tensor:
+    """ftCo_80099F1C: the stick down at or past x464 within x468 frames of crossing the deadzone, on a platform."""
+    return (pad.sy <= -PASS_STICK) & (fs.tilt_y < PASS_WINDOW) & on_platform
+
+
+def enter_pass(ps: PlayerState, fs: FightState, mask: Tensor, T: FightTable) -> tuple[PlayerState, FightState]:
+    """ftCo_8009A228: airborne (ftCommon_8007D5D4: one jump used), the air drift clamped (ftCommon_ClampAirDrift), the
+    vertical speed x46C, PLATFORM_DROP (the arena keeps it until landing: the replays never show its end, Fox's past
+    19 frames), the stick's y flick taken (x671 to 254)."""
+    vmax = T.attrs.air_speed_max
+    ps = _enter(ps, mask, PASS)
+    ps = ps._replace(on_ground=torch.where(mask, 0.0, ps.on_ground), speed_y=torch.where(mask, PASS_SPEED, ps.speed_y),
+                     speed_x=torch.where(mask, ps.speed_x.clamp(-vmax, vmax), ps.speed_x),
+                     jumps_left=torch.where(mask, ps.jumps_left.clamp(max=1.0), ps.jumps_left),
+                     fast_falling=torch.where(mask, 0.0, ps.fast_falling))
+    return ps, fs._replace(tilt_y=torch.where(mask, 254.0, fs.tilt_y), pass_left=torch.where(mask, 0.0, fs.pass_left))
+
+
+def _squat_pass(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, squat: Tensor,
+                on_platform: Tensor) -> tuple[PlayerState, FightState, Tensor]:
+    """The squat's drop through a platform (ftCo_Squat_IASA): from its second frame ftCo_80099F9C marks it once the stick
+    is read (:func:`pass_check`), the mark counts x470 frames down and the drop comes at 0 (ftCo_8009A228). Also which
+    squatting fighters dropped."""
+    counting = squat & (fs.pass_left > 0)
+    left = fs.pass_left - counting.float()
+    drop = counting & (left <= 0) & on_platform
+    mark = squat & ~counting & (ps.action_frame >= 2) & pass_check(pad, fs, on_platform)
+    fs = fs._replace(pass_left=torch.where(mark, float(PASS_DELAY), torch.where(squat, left, 0.0)))
+    ps, fs = enter_pass(ps, fs, drop, T)
+    return ps, fs, drop
+
+
 def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
-                mask: Tensor) -> tuple[PlayerState, FightState]:
-    """What a free grounded fighter (``mask``: not attacking, jumping or shielding this frame) does with the stick."""
+                mask: Tensor, on_platform: Tensor | None = None) -> tuple[PlayerState, FightState]:
+    """What a free grounded fighter (``mask``: not attacking, jumping or shielding this frame) does with the stick;
+    ``on_platform``: ``[B, 2]``, standing on a platform (None: the stage has none)."""
     A_ = T.attrs
     sx, sy, act, af, v, f = pad.sx, pad.sy, ps.action, ps.action_frame, ps.speed_x, ps.facing
     fwd = sx * f
@@ -154,6 +197,10 @@ def free_ground(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable,
     # (CROUCH_END) with the stick above -x094; the rise walks with the stick forward (ftCo_Walk_CheckInput) and
     # stands at its animation's end. Animation lengths measured (fight/measured.py).
     squat, squat_wait, squat_rv = mask & (act == SQUAT), mask & (act == SQUAT_WAIT), mask & (act == SQUAT_RV)
+    if on_platform is not None:
+        ps, fs, dropped = _squat_pass(ps, fs, pad, T, squat, on_platform)
+        mask, squat = mask & ~dropped, squat & ~dropped
+        act, af, v = ps.action, ps.action_frame, ps.speed_x
     squat_done = squat & (af > A_.squat_frames)
     rise = squat_wait & ~(flick & (fwd > 0)) & (sy > -SQUAT_RELEASE)
     rv_walk = squat_rv & ~flick & (fwd >= WALK_STICK)

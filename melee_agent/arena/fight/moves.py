@@ -42,6 +42,8 @@ from melee.enums import Action, Character
 
 from melee_agent.arena import gamedata as gd
 from melee_agent.arena.fight.measured import MEASURED
+from melee_agent.arena.stage_table import StageTable
+from melee_agent.arena.stages import DEFAULT_STAGE
 
 AGENT_COL, CPU_COL = 0, 1
 CHARACTERS = (Character.FOX, Character.MARTH)  # column 0 the agent (Fox), column 1 the CPU (Marth)
@@ -203,6 +205,7 @@ class Attrs(NamedTuple):
     landing_frames: torch.Tensor  # measured: a normal landing's animation, when nothing interrupts it
     squat_dodge_share: torch.Tensor  # measured: share of a wavedash out of the jump squat moved on its landing frame
     height: torch.Tensor  # libmelee's body height (characterdata "size"), the hurt capsule's height
+    ecb_air: torch.Tensor  # measured: the collision box's bottom above the position in the air, once unlocked
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,7 @@ class FightTable:
     hitf: torch.Tensor  # [NUM_H, 4, R, L]: ``hit`` field-major, so a frame gathers one [B, 2] field at a time
     base: torch.Tensor  # [B, 2] int64: each column's first row (0 for Fox, NUM_SLOTS for Marth)
     swap: torch.Tensor  # [B, 2] int64: flat index of the other player's column (see :func:`other`)
+    stages: StageTable  # the stages the arena plays (each environment's by ``GameState.stage``)
 
 
 @functools.cache
@@ -499,4 +503,5 @@ def build_table(device: torch.device | str = "cpu", num_envs: int | None = None)
         stall=t(stall), aimed=t(aimed), rises=t((np.abs(loco_y).sum(1) > 0) & (aimed == 0)),
         carries=t(np.abs(loco_x).sum(1) > 0), release=t(release), throw=t(throw), first_active=t(first), reach=t(reach),
         attack=t(attack), weight=attrs.weight, attrs=attrs,
-        hitf=t(hit).permute(3, 2, 0, 1).contiguous(), base=col * NUM_SLOTS, swap=swap)
+        hitf=t(hit).permute(3, 2, 0, 1).contiguous(), base=col * NUM_SLOTS, swap=swap,
+        stages=StageTable.of(DEFAULT_STAGE, device))

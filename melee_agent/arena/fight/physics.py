@@ -26,6 +26,7 @@ from melee_agent.arena.fight.ground import DRIVEN, stop_friction
 from melee_agent.arena.fight.moves import AERIAL_LANDING_ACTION, AERIALS, FightTable, Slot, other
 from melee_agent.arena.fight.state import FightState, Pad
 from melee_agent.arena.knockback import decay_launch
+from melee_agent.arena.stage_table import StageGeo
 
 LEDGE_BOX_X = 16.0  # guess (as the dodging arena's LEDGE_CATCH_X): how far beyond the edge the ledge is caught
 LEDGE_BOX_Y = 30.0  # guess (as the dodging arena's LEDGE_CATCH_Y): how far below the stage's top
@@ -35,6 +36,7 @@ PUSH_DIST = 6.0  # guess: grounded fighters closer than this push each other apa
 PUSH_SPEED = 0.5  # guess: by this much per frame each
 AIRDODGE_DECAY = 0.9  # ftCommonData x33C escapeair_decay (meleelight-decomp-edition meleeCommon.js, read off the disc)
 JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
+PASS = float(Action.PLATFORM_DROP.value)  # dropping through a platform (ftCo_Pass)
 
 
 def _drift(ps: PlayerState, pad: Pad, T: FightTable, ok: Tensor) -> Tensor:
@@ -57,9 +59,10 @@ def _drift(ps: PlayerState, pad: Pad, T: FightTable, ok: Tensor) -> Tensor:
     return torch.where(ok, torch.where(target == 0, slowed, vx + a), vx)
 
 
-def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
-         frozen: Tensor, took_off: Tensor | None = None) -> tuple[PlayerState, FightState]:
-    """One frame of movement; ``took_off``: ``[B, 2]``, left the ground this frame (a jump's first airborne frame)."""
+def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: Tensor | float,
+         frozen: Tensor, took_off: Tensor | None = None, geo: StageGeo | None = None) -> tuple[PlayerState, FightState]:
+    """One frame of movement; ``took_off``: ``[B, 2]``, left the ground this frame (a jump's first airborne frame);
+    ``edge``: the main floor's half width (``[B, 1]`` or one number); ``geo``: the stage's platforms (None: none)."""
     live = ~frozen
     A = T.attrs
     r = rows_of(ps.move)
@@ -116,20 +119,42 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     # A wavedash straight out of the jump squat (an air dodge on the jump's first airborne frame that lands on it) moves
     # only its character's measured share of the dodge's horizontal speed on that frame (fight/measured.py).
     if took_off is not None:
-        squat_dodge = took_off & (r == slot_row(T, Slot.AIRDODGE)) & (y0 + dy <= 0)
+        squat_dodge = took_off & (r == slot_row(T, Slot.AIRDODGE)) & (dy <= 0)
         dx = torch.where(squat_dodge, dx * A.squat_dodge_share, dx)
     x, y = x0 + dx, y0 + dy
-    # Grounded moves and dodges stop at the ledge rather than carrying off stage.
-    x = torch.where(ground & in_move, x.clamp(-edge, edge), x)
-    # The stage's sides are walls: an airborne fighter below the top is pushed out to the side.
-    inside = ~ground & (y < -0.5) & (x.abs() < edge) & ~((y0 >= 0) & (x0.abs() <= edge))
+    P = 0 if geo is None else geo.plat_h.shape[-1]
+    # Grounded moves and dodges stop at the ledge (on a platform, at its ends) rather than carrying off it.
+    lo, hi = -edge, edge
+    if P > 0:
+        on0 = _on_platform(x0, y0, geo) & ground.unsqueeze(-1)
+        up = on0.any(-1)
+        lo = torch.where(up, (on0 * geo.plat_l.unsqueeze(1)).sum(-1), -edge)
+        hi = torch.where(up, (on0 * geo.plat_r.unsqueeze(1)).sum(-1), edge)
+    x = torch.where(ground & in_move, x.clamp(lo, hi), x)
+    # Landing is by the collision box's bottom (ECB), not the position: in the air, once its lock after leaving the
+    # ground is over (FightState.ecb_lock), it is the character's ecb_air above the position (fight/measured.py).
+    ecb = torch.where((fs.ecb_lock > 0) | ground, 0.0, A.ecb_air)
+    yb0, yb = y0 + ecb, y + ecb
+    # The stage's sides are walls: an airborne fighter whose box is below the top is pushed out to the side.
+    inside = ~ground & (yb < -0.5) & (x.abs() < edge) & ~((yb0 >= 0) & (x0.abs() <= edge))
     x = torch.where(inside, torch.sign(x0 + (x0 == 0).float()) * edge, x)
     on_stage = x.abs() <= edge
-    land = live & ~ground & (y <= 0) & (y0 >= -0.5) & on_stage & (dy <= 0)
+    land = live & ~ground & (yb <= 0) & (yb0 >= -0.5) & on_stage & (dy <= 0)
+    surface: Tensor | float = 0.0
+    if P > 0:
+        # A platform catches a fighter moving down whose box's bottom was at or above it the frame before and is at or
+        # below it now (so it is passed through from below), except on the frame it drops through one.
+        h = geo.plat_h.unsqueeze(1)
+        cross = (_within(x, geo) & (yb0.unsqueeze(-1) >= h) & (yb.unsqueeze(-1) <= h)
+                 & (dy <= 0).unsqueeze(-1))
+        dropping = (ps.action == PASS) & (ps.action_frame == 1)
+        caught = live & ~ground & cross.any(-1) & ~dropping
+        surface = torch.where(caught, torch.where(cross, h, -1.0e9).amax(-1), 0.0)
+        land = land | caught
     ps = ps._replace(speed_x=torch.where(live, vx, ps.speed_x), speed_y=torch.where(live & ~land, vy, torch.where(
         land, 0.0, ps.speed_y)), speed_x_attack=torch.where(live, dkx, kx),
         speed_y_attack=torch.where(land, 0.0, torch.where(live, dky, ky)),
-        position_x=x, position_y=torch.where(land, 0.0, y), on_ground=torch.where(lift, 0.0, ps.on_ground))
+        position_x=x, position_y=torch.where(land, surface, y), on_ground=torch.where(lift, 0.0, ps.on_ground))
     ps, fs = _land(ps, fs, T, land)
     # Two grounded fighters that overlap push apart (a tie puts port 0 to the left); not in a grab.
     both = (ps.on_ground > 0) & (other(ps.on_ground, T) > 0)
@@ -139,12 +164,28 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: float,
     # characters play (with Fox on port 0 and Marth on port 1 this is the same rule as before).
     apart = torch.where(gap == 0, torch.where(T.swap % 2 == 0, 1.0, -1.0), torch.sign(gap))
     push = both & ~held & (gap.abs() < PUSH_DIST) & live
+    if P > 0:  # on the same floor only (one on a platform, the other below, do not push)
+        push = push & ((ps.position_y - other(ps.position_y, T)).abs() < 0.5)
     ps = ps._replace(position_x=torch.where(push, ps.position_x + apart * PUSH_SPEED, ps.position_x))
-    walk_off = live & ground & ~on_stage
+    supported = on_stage
+    if P > 0:  # above the main floor, only a platform under the fighter holds it up
+        supported = torch.where(ps.position_y > 0.01, _on_platform(ps.position_x, ps.position_y, geo).any(-1), on_stage)
+    walk_off = live & ground & ~supported
     ps = ps._replace(on_ground=torch.where(walk_off, 0.0, ps.on_ground),
                      jumps_left=torch.where(walk_off | lift, ps.jumps_left.clamp(max=1.0), ps.jumps_left))
     ps = set_free(ps, walk_off & (ps.move < 0) & (ps.hitstun_frames_left <= 0), FALLING)
     return _catch_ledge(ps, fs, T, edge, live, dy)
+
+
+def _within(x: Tensor, geo: StageGeo) -> Tensor:
+    """``[B, 2, P]``: each fighter's x over each platform (its ends included)."""
+    xe = x.unsqueeze(-1)
+    return (xe >= geo.plat_l.unsqueeze(1)) & (xe <= geo.plat_r.unsqueeze(1))
+
+
+def _on_platform(x: Tensor, y: Tensor, geo: StageGeo) -> Tensor:
+    """``[B, 2, P]``: at platform p's height (within 0.01) and over it."""
+    return _within(x, geo) & ((y.unsqueeze(-1) - geo.plat_h.unsqueeze(1)).abs() < 0.01)
 
 
 def _land(ps: PlayerState, fs: FightState, T: FightTable, land: Tensor) -> tuple[PlayerState, FightState]:

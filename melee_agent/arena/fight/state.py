@@ -88,6 +88,12 @@ class FightState(NamedTuple):
     with: doldecomp/melee ``ftCo_800B4AB0``); 0 on a KO."""
     pos_dy: Tensor
     """The same for y."""
+    ecb_lock: Tensor
+    """Frames left that the collision box's bottom stays at the fighter's feet after leaving the ground
+    (doldecomp/melee ``ftCommon_8007D5D4``: ``ecb_lock = 10``; ``fighter.c`` counts it down and unlocks at 0)."""
+    pass_left: Tensor
+    """A squat's platform drop under way: frames left before the drop (0: none; doldecomp/melee ``ftCo_80099F9C`` sets
+    the squat's ``mv.co.pass`` countdown, ``ftCo_Squat_IASA`` counts it down and drops at 0)."""
     cpu_x80: Tensor
     """[B] the melee CPU's own counter ``x80``: one up on each frame its handler runs, i.e. with no command script
     running (doldecomp/melee ``ftCo_800B2790``); its attack gates read it (``ftCo_800B885C``, ``ftCo_800B4AB0``)."""
