@@ -600,6 +600,11 @@ def check_stage_config(cfg: Config) -> None:
         raise ConfigError(f"env.stage_weights has {len(weights)} weights, one per stage of env.stage, but env.stage "
                           f"is {names}: give one weight per stage, or env.stage_weights=[] for equal weights")
     cfg.env.stage = names if isinstance(cfg.env.stage, list) else names[0]
+    game = GAMES.get(cfg.env.game)
+    if cfg.env.env == "arena" and names != ["final_destination"] and game is not None \
+            and not game.on_fight_engine(cfg.env.cpu):
+        raise ConfigError(f"env.stage={cfg.env.stage!r} plays on the fight's engine; env.cpu = {cfg.env.cpu!r} keeps the "
+                          f"{cfg.env.game!r} game's earlier frame, on Final Destination only: set env.cpu = 'melee'")
     old = cfg.dolphin.stage.strip()
     if cfg.env.env != "dolphin" or not old or old.upper() == "RANDOM_STAGE":
         return

@@ -114,3 +114,23 @@ def test_a_model_plays_its_first_stage_unless_the_command_names_one(models, tmp_
     with pytest.raises(ValueError, match="odd.safetensors: the model trained on stage 'corneria', which this version "
                                          "does not know"):
         config_for_policy(None, [], models["odd"])
+
+
+def test_the_config_builds_an_arena_on_its_stages():
+    from melee_agent.envs.make import make_env, make_eval_env
+
+    cfg = load_config("fight", ["env.stage=[battlefield, dreamland]", "env.stage_weights=[1, 0]"])
+    env = make_env(cfg, num_envs=4)
+    env.reset()
+    assert env.stages == ("battlefield", "dreamland") and env.stage_names == ("battlefield",) * 4
+    env, _ = make_eval_env(load_config("fight", ["env.stage=yoshis_story"]), 4, (1, 9))
+    env.reset()
+    assert env.stage_names == ("yoshis_story",) * 4
+    assert make_env(load_config("fight"), num_envs=2).stages == ("final_destination",)
+
+
+def test_the_designed_cpus_dodging_game_is_final_destination_only():
+    load_config("default", ["env.stage=battlefield"])  # dodging against Melee's CPU: the fight's engine
+    with pytest.raises(ConfigError, match="env.stage='battlefield' plays on the fight's engine; env.cpu = 'designed'"):
+        load_config("default", ["env.stage=battlefield", "env.cpu=designed"])
+    load_config("default", ["env.cpu=designed"])  # on Final Destination, as before

@@ -123,3 +123,33 @@ def _noop():
 def test_play_info_names_the_stage():
     s = PlaySession(PlayOptions(policy=None, seconds=0.05))
     assert s.info()["stage"] == "final_destination"
+
+
+def test_watch_plays_and_draws_the_asked_stage(tmp_path):
+    from melee_agent.cli.watch import WatchOptions, build_arena, watch
+
+    o = WatchOptions(policy="fighter", cpu_level=5, game="fight", out=tmp_path / "bf.gif", seconds=0.2,
+                     action_set="fight", reward="fight", stage="battlefield")
+    assert build_arena(o).stage_names == ("battlefield",)
+    r = watch(o)
+    img = np.asarray(Image.open(r.out).convert("RGB"))
+    assert platform_pixels(img, Painter(3.0, "x", "fight", stage="battlefield"), "battlefield") == [C.stage_top] * 3
+
+
+def test_a_play_session_and_its_page_are_on_the_asked_stage():
+    s = PlaySession(PlayOptions(policy=None, seconds=0.05, stage="dreamland"))
+    assert s.arena.stage_names == ("dreamland",) and s.info()["stage"] == "dreamland"
+    with serve(create_play_app(s)) as url:
+        page = httpx.get(f"{url}/", timeout=60).text
+        assert '"stage": "dreamland"' in page and httpx.get(f"{url}/v1/state", timeout=60).json()["stage"] == "dreamland"
+
+
+def test_spectating_plays_the_models_first_stage(tmp_path):
+    from melee_agent.play.spectate import Spectator
+
+    save_model(tmp_path / "model.safetensors", DuelingDQN(num_actions=46), version=4, train_step=0, action_set="fight",
+               stages=["pokemon_stadium", "battlefield"])
+    sp = Spectator(tmp_path)
+    frame = sp.tick()
+    assert sp.arena.stage_names == ("pokemon_stadium",) and frame["stage"] == "pokemon_stadium"
+    assert sp.info()["stage"] == "pokemon_stadium"
