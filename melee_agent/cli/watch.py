@@ -50,6 +50,7 @@ class WatchOptions(NamedTuple):
     delay_frames: int = 0  # the config's input delay (a model trained at 18 frames plays at 18)
     state_layout: str = "untouchable-27"  # the model's state layout (a fight-30 model reads the clock and stocks)
     stage: str = "final_destination"  # the stage played and drawn (--stage; the model's first, else the config's)
+    cpu: str = "designed"  # the CPU playing Marth (another stage than Final Destination: the config's env.cpu)
 
 
 class WatchResult(NamedTuple):
@@ -128,7 +129,7 @@ def build_arena(o: WatchOptions) -> Arena:
     # A fight is the whole game under its own reward and clock; dodging keeps the config's.
     try:
         fight = game_of(o.game).whole_games
-        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set,
+        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set, cpu=o.cpu,
                      reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game,
                      delay_frames=o.delay_frames, state_layout=o.state_layout, **arena_stage(o.stage))
     except ValueError as e:
@@ -234,13 +235,17 @@ def run(args: argparse.Namespace) -> int:
     same = game == cfg.env.game or game not in GAMES  # an unknown game is refused by name below
     action_set, reward = (cfg.env.action_set, cfg.env.reward) if same else (GAMES[game].action_set,
                                                                              GAMES[game].reward)
+    stage = env_stages(cfg)[0]  # one game on one stage: a list's first
     o = WatchOptions(policy=args.policy, cpu_level=parse_level(args.cpu_level), game=game, out=Path(args.out),
                      seconds=args.seconds, fps=args.fps, seed=args.seed, scale=args.scale,
                      action_set=action_set, reward=reward, max_frames=cfg.env.max_frames,
                      progress=not args.no_progress and sys.stderr.isatty(),
                      delay_frames=cfg.env.delay_frames if same else 0,
                      state_layout=cfg.env.state_layout if same else "untouchable-27",
-                     stage=env_stages(cfg)[0])  # one game on one stage: a list's first
+                     stage=stage,
+                     # Final Destination keeps the CPU watch always played (its clips); the other stages are played on
+                     # the fight's engine, by the config's CPU (the designed CPU's dodging game has Final Destination only).
+                     cpu="designed" if stage == "final_destination" else cfg.env.cpu)
     torch.set_num_threads(1)  # one environment: small ops gain nothing from more threads
     r = watch(o)
     how = "the episode ended" if r.ended else "--seconds reached"

@@ -153,3 +153,17 @@ def test_spectating_plays_the_models_first_stage(tmp_path):
     frame = sp.tick()
     assert sp.arena.stage_names == ("pokemon_stadium",) and frame["stage"] == "pokemon_stadium"
     assert sp.info()["stage"] == "pokemon_stadium"
+
+
+def test_watch_plays_a_models_first_stage_by_default_and_another_with_stage(tmp_path):
+    from melee_agent.cli.main import main
+
+    model = tmp_path / "ys.safetensors"  # a dodging model: on Yoshi's Story it plays against Melee's CPU
+    save_model(model, DuelingDQN(num_actions=5), version=1, train_step=0, action_set="untouchable",
+               stages=["yoshis_story"])
+    for extra, stage in (([], "yoshis_story"), (["--stage", "pokemon_stadium"], "pokemon_stadium")):
+        out = tmp_path / f"{stage}.gif"
+        assert main(["watch", "--policy", str(model), "--seconds", "0.1", "--out", str(out), *extra]) == 0
+        img = np.asarray(Image.open(out).convert("RGB"))
+        assert platform_pixels(img, Painter(3.0, "x", "dodge", stage=stage), stage) == \
+            [C.stage_top] * len(STAGES[stage].platforms)
