@@ -134,3 +134,21 @@ def test_the_designed_cpus_dodging_game_is_final_destination_only():
     with pytest.raises(ConfigError, match="env.stage='battlefield' plays on the fight's engine; env.cpu = 'designed'"):
         load_config("default", ["env.stage=battlefield", "env.cpu=designed"])
     load_config("default", ["env.cpu=designed"])  # on Final Destination, as before
+
+
+def test_a_runs_report_names_its_stages_where_not_final_destination():
+    import dataclasses
+
+    from melee_agent.report.run_report import RunReport
+    from tests.run_reports import check, fight_result, report
+
+    c = check(fight_result(0.9))
+    base = report(c, [c])
+    assert "trained_stages" not in base.to_json()
+    bf = dataclasses.replace(base, trained_stages=["battlefield", "dreamland"])
+    doc = bf.to_json()
+    assert doc["trained_stages"] == ["battlefield", "dreamland"]
+    assert RunReport.from_json(doc).trained_stages == ["battlefield", "dreamland"]
+    assert "trained_stages" not in dataclasses.replace(base, trained_stages=["final_destination"]).to_json()
+    with pytest.raises(ValueError, match="field 'trained_stages' must be a list of stage names"):
+        RunReport.from_json({**doc, "trained_stages": "battlefield"})
