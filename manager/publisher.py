@@ -11,6 +11,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from melee_agent.rl.learner import Learner
 from melee_agent.rl.model import model_to_bytes
@@ -39,12 +40,13 @@ class Publisher:
 
     def __init__(self, run_dir: Path, action_set: str, keep: int, board: Board, version: int = 0,
                  delay_frames: int = 0, character: str | None = None, seed: int | None = None,
-                 state_layout: str = STATE_LAYOUT):
+                 state_layout: str = STATE_LAYOUT, stages: Sequence[str] | None = None):
         self.run_dir, self.action_set, self.keep, self.board = run_dir, action_set, keep, board
         self.delay_frames = delay_frames  # recorded in every model file: the input delay it trains under
         self.character = character  # recorded in every model file: the character it plays (env.characters[0])
         self.seed = seed  # recorded in every model file: the run's seed (train.seed)
         self.state_layout = state_layout  # recorded in every model file: the state layout it reads (env.state_layout)
+        self.stages = None if stages is None else list(stages)  # recorded in every model file: env.stage's stages
         self.version = version
         self.model: PublishedModel | None = None
 
@@ -58,7 +60,8 @@ class Publisher:
         """Publish the learner's online network as ``version`` (raises OSError if it cannot be written)."""
         data = model_to_bytes(learner.online, version=self.version, train_step=learner.train_steps,
                               action_set=self.action_set, state_layout=self.state_layout,
-                              delay_frames=self.delay_frames, character=self.character, seed=self.seed)
+                              delay_frames=self.delay_frames, character=self.character, seed=self.seed,
+                              stages=self.stages)
         model = PublishedModel(data, self.version, learner.train_steps, hashlib.sha256(data).hexdigest())
         write_published(self.run_dir, data, self.version, self.keep)
         self.model = model

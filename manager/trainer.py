@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from melee_agent.envs.actions import get_action_set
-from melee_agent.config import Config, save_resolved_config
+from melee_agent.config import Config, env_stages, save_resolved_config
 from melee_agent.envs.state import get_layout
 from melee_agent.rl.learner import Learner
 from melee_agent.rl.rows import ROW_WIDTH, columns
@@ -186,7 +186,8 @@ class Trainer:
                              lambda: self.learner.train_steps, resumed.rows_ingested if resumed else 0)
         self.publisher = Publisher(self.run_dir, self.action_set, keep, self.board,
                                    resumed.next_version if resumed else 0, delay_frames=cfg.env.delay_frames,
-                                   character=cfg.env.characters[0], seed=self.seed, state_layout=layout.name)
+                                   character=cfg.env.characters[0], seed=self.seed, state_layout=layout.name,
+                                   stages=env_stages(cfg))
         self.thread = TrainingThread(cfg.manager, cfg.learner.batch_size, self.learner, self.ingest, self.board,
                                      publish=lambda: self.publisher.publish_next(self.learner),
                                      checkpoint=self.checkpoint, log_status=self.log_status)

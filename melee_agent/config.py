@@ -77,6 +77,11 @@ class EnvConfig:
     # reset (weights optional, one per level); empty: every episode plays cpu_level.
     cpu_levels: list[int] = field(default_factory=list)
     level_weights: list[float] = field(default_factory=list)
+    # The stage (arena/stages.py): one name ("final_destination", "battlefield", "yoshis_story", "dreamland",
+    # "fountain_of_dreams", "pokemon_stadium"), or a list of them, each environment drawing its stage again at
+    # every episode reset (weights optional, one per stage, as level_weights). Model files record it.
+    stage: str | list[str] = "final_destination"
+    stage_weights: list[float] = field(default_factory=list)
     # The dodging task's frame limit (a cut); a fight's clock is clock_frames.
     max_frames: int = 3_600
     # Arena fights only: the game's clock in frames, its end the game's end (0: Melee's 8:00, 28,800
@@ -257,7 +262,9 @@ class DolphinConfig:
     opponent_port: int = 2
     agent_character: str = "FOX"
     opponent_character: str = "MARTH"
-    stage: str = "FINAL_DESTINATION"
+    # "" (the default): Dolphin plays env.stage. Its older name: a libmelee stage name (FINAL_DESTINATION ...)
+    # or RANDOM_STAGE; where set it must agree with env.stage, which then follows it.
+    stage: str = ""
     headless: bool = True  # what it means depends on the build: see dolphin.launch_options
     # Supervision (see melee_agent/dolphin/supervisor.py): a Dolphin silent this long while a frame
     # is awaited is stopped and restarted; so is one stuck in the menus this long.
@@ -319,6 +326,9 @@ def _apply(cfg: Config, section: str, key: str, value: Any, origin: str) -> None
     if key not in types:
         raise ConfigError(f"{origin}: unknown key {section}.{key} (known: {', '.join(sorted(types))})")
     current = getattr(part, key)
+    if (section, key) == ("env", "stage"):
+        setattr(part, key, _stage_value(value, origin))
+        return
     if isinstance(current, list):
         if not isinstance(value, list):
             raise ConfigError(f"{origin}: {section}.{key} must be a list like [1, 2], got {value!r}")
@@ -345,6 +355,20 @@ def _apply(cfg: Config, section: str, key: str, value: Any, origin: str) -> None
     elif isinstance(current, str):
         value = str(value)
     setattr(part, key, value)
+
+
+def _stage_value(value: Any, origin: str) -> str | list[str]:
+    """``env.stage``: a name, or a list of names (``[battlefield, dreamland]`` unquoted is taken too)."""
+    if isinstance(value, str) and value.strip().startswith("[") and value.strip().endswith("]"):
+        value = [v.strip().strip("'\"") for v in value.strip()[1:-1].split(",") if v.strip()]
+    if isinstance(value, list):
+        if not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{origin}: env.stage must be a stage name or a list of names like "
+                              f'["battlefield", "dreamland"], got {value!r}')
+        return list(value)
+    if not isinstance(value, str):
+        raise ConfigError(f"{origin}: env.stage must be a stage name or a list of names, got {value!r}")
+    return value
 
 
 def shipped_configs() -> list[str]:
@@ -382,7 +406,7 @@ def check_dolphin_config(d: DolphinConfig, origin: str = "config") -> None:
     """One line naming the first [dolphin] value the worker cannot play with (None when all can)."""
     import melee.enums  # noqa: PLC0415 (only Dolphin configs need libmelee's names)
 
-    if d.stage.upper() not in DOLPHIN_STAGES:
+    if d.stage and d.stage.upper() not in DOLPHIN_STAGES:
         raise ConfigError(f"{origin}: dolphin.stage {d.stage!r} is not one libmelee's menu helper can pick; "
                           f"use one of {', '.join(DOLPHIN_STAGES)}")
     names = [c.name for c in melee.enums.Character if c.name not in NOT_SELECTABLE]
@@ -421,6 +445,7 @@ RANGES: dict[str, str] = {
     "learner.huber_delta": _POSITIVE, "learner.shared": _AT_LEAST_1, "learner.stream": _AT_LEAST_1,
     "learner.reward_scale": _POSITIVE,
     "env.cpu_level": _LEVEL, "env.cpu_levels": _LEVELS, "env.level_weights": _WEIGHTS,
+    "env.stage_weights": _WEIGHTS,
     "env.max_frames": _AT_LEAST_1, "env.clock_frames": _AT_LEAST_0, "env.delay_frames": _AT_LEAST_0,
     "worker.envs": _AT_LEAST_1, "worker.segment_seconds": _POSITIVE, "worker.n_step": _AT_LEAST_1,
     "worker.upload_rows": _AT_LEAST_1, "worker.epsilon_base": _FRACTION, "worker.epsilon_alpha": _AT_LEAST_0,
@@ -505,6 +530,7 @@ def load_config(path: str | os.PathLike | None = "default", overrides: list[str]
     if cfg.env.cpu not in ("designed", "melee"):
         raise ConfigError(f"env.cpu must be 'designed' or 'melee', got {cfg.env.cpu!r}")
     check_layout_config(cfg)
+    check_stage_config(cfg)
     check_characters_config(cfg)
     check_league_config(cfg)
     if cfg.env.env == "dolphin":
@@ -541,6 +567,55 @@ def save_resolved_config(cfg: Config, run_dir: str | os.PathLike) -> Path:
 def env_levels(cfg: Config) -> tuple[int, ...]:
     """The CPU levels a config's episodes are played against: ``env.cpu_levels``, else ``(env.cpu_level,)``."""
     return tuple(cfg.env.cpu_levels) if cfg.env.cpu_levels else (cfg.env.cpu_level,)
+
+
+def env_stages(cfg: Config) -> tuple[str, ...]:
+    """The stages a config's episodes are played on, as :func:`check_stage_config` leaves ``env.stage``.
+
+    >>> env_stages(load_config(None, ["env.stage=[battlefield, dreamland]"]))
+    ('battlefield', 'dreamland')
+    """
+    stage = cfg.env.stage
+    return tuple(stage) if isinstance(stage, list) else (stage,)
+
+
+def check_stage_config(cfg: Config) -> None:
+    """``env.stage``: known stage names (any case; kept lower-case), each once; ``env.stage_weights`` one per stage;
+    ``dolphin.stage`` (its older name), where set for a Dolphin run, the same stage (``env.stage`` then follows it)."""
+    from melee_agent.arena.stages import STAGES  # noqa: PLC0415
+
+    names = [n.strip().lower() for n in env_stages(cfg)]
+    if not names:
+        raise ConfigError(f"env.stage must name at least one stage: one of {', '.join(STAGES)}")
+    for n in names:
+        if n not in STAGES:
+            close = difflib.get_close_matches(n, list(STAGES), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigError(f"env.stage {n!r} is not a stage{hint}; use one of {', '.join(STAGES)}")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"env.stage names a stage twice: {names}; give each stage once (env.stage_weights "
+                          "sets how often each is played)")
+    weights = cfg.env.stage_weights
+    if weights and len(weights) != len(names):
+        raise ConfigError(f"env.stage_weights has {len(weights)} weights, one per stage of env.stage, but env.stage "
+                          f"is {names}: give one weight per stage, or env.stage_weights=[] for equal weights")
+    cfg.env.stage = names if isinstance(cfg.env.stage, list) else names[0]
+    game = GAMES.get(cfg.env.game)
+    if cfg.env.env == "arena" and names != ["final_destination"] and game is not None \
+            and not game.on_fight_engine(cfg.env.cpu):
+        raise ConfigError(f"env.stage={cfg.env.stage!r} plays on the fight's engine; env.cpu = {cfg.env.cpu!r} keeps the "
+                          f"{cfg.env.game!r} game's earlier frame, on Final Destination only: set env.cpu = 'melee'")
+    old = cfg.dolphin.stage.strip()
+    if cfg.env.env != "dolphin" or not old or old.upper() == "RANDOM_STAGE":
+        return
+    if old.lower() in STAGES and env_stages(cfg) == (STAGES[old.lower()].name,):
+        return
+    if old.lower() in STAGES and env_stages(cfg) == ("final_destination",):
+        cfg.env.stage = old.lower()  # the older setting alone names the stage: env.stage follows it
+        return
+    if old.lower() in STAGES:
+        raise ConfigError(f"dolphin.stage {old!r} and env.stage {cfg.env.stage!r} name different stages: set the "
+                          "stage with env.stage alone (dolphin.stage is its older name)")
 
 
 def default_run_dir(cfg: Config) -> Path:

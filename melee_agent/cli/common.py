@@ -75,7 +75,51 @@ def model_settings(policy: str | None) -> ModelSettings | None:
         out["env.delay_frames"] = delay
     if meta.get("state_layout"):
         out["env.state_layout"] = meta["state_layout"]
+    if meta.get("stages"):
+        out["env.stage"] = model_stage(meta, policy)
     return out
+
+
+def model_stage(meta: dict[str, Any], policy: str) -> str:
+    """The stage a model file plays unless told otherwise: the first it records (a ValueError naming the file for one
+    this version does not know)."""
+    from melee_agent.arena.stages import STAGES  # noqa: PLC0415
+    from melee_agent.rl.model import trained_stages  # noqa: PLC0415
+
+    first = trained_stages(meta, policy)[0]
+    if first not in STAGES:
+        raise ValueError(f"{policy}: the model trained on stage {first!r}, which this version does not know "
+                         f"(known: {', '.join(STAGES)}); pass --stage NAME to play it on one of those")
+    return first
+
+
+def add_stage_flag(p: argparse.ArgumentParser) -> None:
+    """``--stage NAME``: the stage played (the model file's own first, else the config's ``env.stage``)."""
+    p.add_argument("--stage", default=None, metavar="NAME",
+                   help="the stage: final_destination, battlefield, yoshis_story, dreamland, fountain_of_dreams or "
+                        "pokemon_stadium (default: the model file's first, else the config's env.stage)")
+
+
+def stage_override(stage: str | None) -> list[str]:
+    """``--stage NAME`` as a ``--set`` override (none without it); an unknown name is refused naming the flag."""
+    if stage is None:
+        return []
+    from melee_agent.arena.stages import STAGES  # noqa: PLC0415
+
+    name = stage.strip().lower()
+    if name not in STAGES:
+        raise ValueError(f"--stage {stage!r} is not a stage; use one of {', '.join(STAGES)}")
+    return [f"env.stage={name}"]
+
+
+def _config_names_stage(config: str) -> bool:
+    """Whether the config file itself sets ``env.stage`` (then it, not the model's own stage, is played)."""
+    from melee_agent.config import _read_config_text, tomllib  # noqa: PLC0415
+
+    try:
+        return "stage" in tomllib.loads(_read_config_text(config)[0]).get("env", {})
+    except (ValueError, OSError):
+        return False  # load_config names the problem
 
 
 def _settings_of(cfg: Config) -> ModelSettings:
@@ -107,7 +151,8 @@ def config_for_policy(config: str | None, overrides: list[str], policy: str | No
     No ``--config`` (``config`` None): for a model file, the shipped config that plays its game, action set and
     delay (one of ``env``'s where there is one), else ``default`` set to them; for a scripted policy, ``default``.
     A ``--config`` given (with its ``--set`` values) must agree with the model file: where it does not, one line
-    names the config that does (a ValueError). The state layout is always the model file's (``env.state_layout``). A delay set by name (``--set env.delay_frames=N``) is played as
+    names the config that does (a ValueError). The state layout is always the model file's (``env.state_layout``); the
+    stage is the model file's first (``env.stage``) unless ``--config`` or ``--set env.stage`` names one. A delay set by name (``--set env.delay_frames=N``) is played as
     asked: a model can be measured at another delay than its own (the policy warns).
     """
     wanted = model_settings(policy)
@@ -115,6 +160,13 @@ def config_for_policy(config: str | None, overrides: list[str], policy: str | No
     # the overrides, and not matched against the shipped configs, which all keep the default layout.
     layout = wanted.pop("env.state_layout", None) if wanted else None
     overrides = [*overrides, *([f"env.state_layout={layout}"] if layout else [])]
+    # The stage is the model's first unless --stage, --set env.stage or the --config file names one: a model can be
+    # played on any stage, so it is not matched against the configs either.
+    stage = wanted.pop("env.stage", None) if wanted else None
+    named = any(o.replace(" ", "").startswith("env.stage=") for o in overrides) or (
+        config is not None and _config_names_stage(config))
+    if stage and not named:
+        overrides = [f"env.stage={stage}", *overrides]
     env_set = [f"env.env={env}"] if env else []
     if config is None:
         if wanted is None:

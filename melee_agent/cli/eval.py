@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from melee_agent.config import Config, default_run_dir, env_levels
+from melee_agent.config import Config, default_run_dir, env_levels, env_stages
 from melee_agent.games import game_of
 from melee_agent.io.files import atomic_write_json
 from melee_agent.envs.make import ENVS, eval_config, make_env, make_eval_env
@@ -24,7 +24,7 @@ from melee_agent.envs.rewards import GAME_FRAMES
 from melee_agent.report.evaluate import EvalResult, GameFigures, evaluate, merge_games
 from melee_agent.report.plots import per_level_bars
 from melee_agent.rl.policies import make_policy
-from melee_agent.cli.common import add_common, config_for_policy, require_png
+from melee_agent.cli.common import add_common, add_stage_flag, config_for_policy, require_png, stage_override
 from melee_agent.cli import flags
 
 METRICS = ("untouched_share", "mean_seconds_to_first_hit", "damage_taken", "damage_dealt", "stocks_lost",
@@ -59,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--env", choices=ENVS, default=None, help="environment (default: the config's, arena)")
     p.add_argument("--cpu-level", default=None,
                    help="CPU level 1-9, a comma list, or 'all' (default: the config's env.cpu_levels, else env.cpu_level)")
+    add_stage_flag(p)
     p.add_argument("--episodes", type=flags.positive_int, default=100, help="episodes per level (default: %(default)s)")
     p.add_argument("--policy", default="random",
                    help="MODEL.safetensors, pretrained:NAME (a model shipped with melee-agent, e.g. "
@@ -162,7 +163,7 @@ def format_causes(g: GameFigures) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg, _ = config_for_policy(args.config, args.set, args.policy, env=args.env)
+    cfg, _ = config_for_policy(args.config, [*args.set, *stage_override(args.stage)], args.policy, env=args.env)
     levels = parse_levels(args.cpu_level, env_levels(cfg))
     if args.plot is not None:
         require_png(args.plot)
@@ -178,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
                            progress=not args.no_progress and sys.stderr.isatty())
     game = game_of(cfg.env.game)
     what = game.episodes_words((cfg.env.clock_frames or GAME_FRAMES) if game.whole_games else cfg.env.max_frames)
-    print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth), {args.episodes} {what} per level")
+    stages = env_stages(cfg)
+    print(f"policy {args.policy} vs {cfg.env.env} CPU (Marth) on {', '.join(stages)}, {args.episodes} {what} per level")
     print(format_table(rows))
     results = [r.result for r in rows]
     games, worst_win_rate = merge_games(results)
@@ -208,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
         out["plot"] = plot
         print(f"plot written to {plot}")
     out["seed"] = args.seed  # the arenas' and the policy's: the same seed plays the same games
+    out["stage"] = stages[0] if len(stages) == 1 else list(stages)
     if replays is not None:
         out["replays"] = str(replays)
         print(f"Slippi replays of the games in {replays} (open them in Slippi Launcher)")

@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: %(default)s)")
     p.add_argument("--seconds", type=flags.positive_float, default=480.0,
                    help="the game's clock in seconds (default: %(default)s, Melee's 8:00)")
+    p.add_argument("--stage", default=None, metavar="NAME",
+                   help="the stage: final_destination, battlefield, yoshis_story, dreamland, fountain_of_dreams or "
+                        "pokemon_stadium (default: the --policy model's first, else final_destination)")
     p.add_argument("--seed", type=flags.seed, default=0, help="the arena's seed (default: %(default)s)")
     p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=True,
                    help="compile the arena's frame in the background (about 2 minutes on a 2-core CPU the first "
@@ -51,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _policy_settings(policy: str | None) -> tuple[str, int, str]:
-    """The policy's action set, the delay it trained under and its label on the page."""
+    """The policy's action set, the delay it trained under and its label on the page (the stage: :func:`_stage`)."""
     from melee_agent.cli.common import model_settings  # noqa: PLC0415
     from melee_agent.envs.state import STATE_LAYOUT  # noqa: PLC0415
 
@@ -72,6 +75,15 @@ def _policy_settings(policy: str | None) -> tuple[str, int, str]:
     return settings["env.action_set"], int(settings.get("env.delay_frames", 0)), Path(policy).name
 
 
+def _stage(asked: str | None, policy: str | None) -> str:
+    """``--stage``, else the model's first stage (its file's ``stages``), else Final Destination."""
+    from melee_agent.cli.common import model_settings, stage_override  # noqa: PLC0415
+
+    if asked is not None:
+        return stage_override(asked)[0].split("=", 1)[1]
+    return str((model_settings(policy) or {}).get("env.stage", "final_destination")) if policy else "final_destination"
+
+
 def build_app(args: argparse.Namespace):  # noqa: ANN201
     """The FastAPI app ``args`` ask for (everything checked before anything is served)."""
     from melee_agent.play.app import create_play_app, create_spectate_app  # noqa: PLC0415
@@ -86,7 +98,8 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201
     action_set, policy_delay, label = _policy_settings(args.policy)
     o = PlayOptions(policy=args.policy, human=args.human, cpu_level=args.cpu_level, cpu=args.cpu,
                     delay_frames=args.delay_frames, seconds=args.seconds, seed=args.seed, action_set=action_set,
-                    policy_delay=policy_delay, label=label if args.policy else "", compile=args.compile)
+                    policy_delay=policy_delay, label=label if args.policy else "", compile=args.compile,
+                    stage=_stage(getattr(args, "stage", None), args.policy))
     check_options(o)
     policy = None
     if args.policy is not None:

@@ -22,7 +22,9 @@ from melee_agent.arena.env_state import EnvState
 from melee_agent.arena.games import GAMES
 from melee_agent.games import game_of
 from melee_agent.arena.dodge.tables import Tables
-from melee_agent.cli.common import config_for_policy, model_settings
+from melee_agent.cli.common import add_stage_flag, config_for_policy, model_settings, stage_override
+from melee_agent.config import env_stages
+from melee_agent.envs.make import arena_stage
 from melee_agent.rl.policies import SCRIPTED, make_policy
 from melee_agent.report.video import NO_FFMPEG, VideoWriter, check_fps, ffmpeg_available, open_video, video_format
 from melee_agent.report.watch import Painter, clock, palette_image, view_of
@@ -47,6 +49,8 @@ class WatchOptions(NamedTuple):
     progress: bool = False
     delay_frames: int = 0  # the config's input delay (a model trained at 18 frames plays at 18)
     state_layout: str = "untouchable-27"  # the model's state layout (a fight-30 model reads the clock and stocks)
+    stage: str = "final_destination"  # the stage played and drawn (--stage; the model's first, else the config's)
+    cpu: str = "designed"  # the CPU playing Marth (another stage than Final Destination: the config's env.cpu)
 
 
 class WatchResult(NamedTuple):
@@ -67,6 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--game", default=None,
                    help="dodge (the arena's task: the episode ends at the first hit) or fight (a whole "
                         "4-stock game) (default: the model file's, else the config's env.game)")
+    add_stage_flag(p)
     p.add_argument("--out", required=True, metavar="FILE",
                    help="FILE.gif or FILE.mp4 (MP4 through ffmpeg: on PATH, else imageio-ffmpeg's)")
     p.add_argument("--seconds", type=float, default=20.0,
@@ -124,9 +129,9 @@ def build_arena(o: WatchOptions) -> Arena:
     # A fight is the whole game under its own reward and clock; dodging keeps the config's.
     try:
         fight = game_of(o.game).whole_games
-        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set,
+        return Arena(1, cpu_level=o.cpu_level, seed=o.seed, action_set=o.action_set, cpu=o.cpu,
                      reward=None if fight else o.reward, max_frames=None if fight else o.max_frames, game=o.game,
-                     delay_frames=o.delay_frames, state_layout=o.state_layout)
+                     delay_frames=o.delay_frames, state_layout=o.state_layout, **arena_stage(o.stage))
     except ValueError as e:
         raise ValueError(f"--game {o.game!r}: {e}") from None
 
@@ -177,7 +182,7 @@ def watch(o: WatchOptions) -> WatchResult:
         raise ValueError(f"--policy: {e}") from None
     env = build_arena(o)
     label = o.policy if o.policy in SCRIPTED else Path(o.policy).name  # a model: its file's name
-    painter = Painter(o.scale, label, o.game)
+    painter = Painter(o.scale, label, o.game, stage=o.stage)
     limit = max(1, round(o.seconds * GAME_FPS))
     ended = False
     with tqdm(total=limit, unit="frame", desc=f"watch {Path(o.out).name}", disable=not o.progress) as bar, \
@@ -202,7 +207,7 @@ def watch_replay(path: Path, out: Path, fps: int, scale: float) -> WatchResult:
 
     check_options(WatchOptions(policy="noop", cpu_level=9, game="fight", out=out, fps=fps, scale=scale))
     game = load_frames(path)
-    painter = Painter(scale, game.labels[0], game.game, opponent_label=game.labels[1])
+    painter = Painter(scale, game.labels[0], game.game, opponent_label=game.labels[1], stage=game.stage)
     drawn, n = 0, len(game.views)
     with open_video(out, painter.size, fps, palette=palette_image()) as video:
         for i, view in enumerate(game.views):
@@ -219,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {r.out}: {r.frames} frames at {args.fps} fps, {r.size[0]} x {r.size[1]}, "
               f"{r.bytes / 1e6:.2f} MB; {clock(r.game_frames)} of game (the saved game {args.replay})")
         return 0
-    cfg, _ = config_for_policy(args.config, args.set, args.policy)
+    cfg, _ = config_for_policy(args.config, [*args.set, *stage_override(args.stage)], args.policy)
     recorded = (model_settings(args.policy) or {}).get("env.game")
     if args.game and recorded and args.game != recorded:
         raise ValueError(f"--game {args.game}: the model {args.policy} plays {recorded} (action set "
@@ -230,12 +235,17 @@ def run(args: argparse.Namespace) -> int:
     same = game == cfg.env.game or game not in GAMES  # an unknown game is refused by name below
     action_set, reward = (cfg.env.action_set, cfg.env.reward) if same else (GAMES[game].action_set,
                                                                              GAMES[game].reward)
+    stage = env_stages(cfg)[0]  # one game on one stage: a list's first
     o = WatchOptions(policy=args.policy, cpu_level=parse_level(args.cpu_level), game=game, out=Path(args.out),
                      seconds=args.seconds, fps=args.fps, seed=args.seed, scale=args.scale,
                      action_set=action_set, reward=reward, max_frames=cfg.env.max_frames,
                      progress=not args.no_progress and sys.stderr.isatty(),
                      delay_frames=cfg.env.delay_frames if same else 0,
-                     state_layout=cfg.env.state_layout if same else "untouchable-27")
+                     state_layout=cfg.env.state_layout if same else "untouchable-27",
+                     stage=stage,
+                     # Final Destination keeps the CPU watch always played (its clips); the other stages are played on
+                     # the fight's engine, by the config's CPU (the designed CPU's dodging game has Final Destination only).
+                     cpu="designed" if stage == "final_destination" else cfg.env.cpu)
     torch.set_num_threads(1)  # one environment: small ops gain nothing from more threads
     r = watch(o)
     how = "the episode ended" if r.ended else "--seconds reached"

@@ -42,7 +42,7 @@ Example (needs Slippi Dolphin and an NTSC 1.02 ISO)::
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -69,7 +69,9 @@ class DolphinEnv:
     def __init__(self, cfg: DolphinConfig, cpu_level: int = 9, action_set: str | None = None,
                  reward: str | None = None, max_frames: int | None = None, device: str | torch.device = "cpu",
                  session_factory: Callable[[], Session] | None = None, menus: bool = True, game: str = "dodge",
-                 delay_frames: int = 0, state_layout: str = STATE_LAYOUT):
+                 delay_frames: int = 0, state_layout: str = STATE_LAYOUT,
+                 stage: str | Sequence[str] | None = None, stage_weights: Sequence[float] | None = None,
+                 seed: int = 0):
         from melee_agent.arena.games import MAX_DELAY, resolve  # noqa: PLC0415 (the games' defaults, as the arena's)
 
         if not 1 <= cpu_level <= 9:
@@ -100,8 +102,12 @@ class DolphinEnv:
             launch = launch_options(cfg)  # the build does not change between restarts: ask once
             session_factory = lambda: start_dolphin(cfg, launch, free_udp_port())  # noqa: E731
         # A fight is a game of Melee's standard rules: every game must start with 4 stocks each.
+        # Each game's stage is drawn from env.stage's (by its weights) as the menus reach the stage select screen;
+        # None: cfg.stage (dolphin.stage, its older name), else Final Destination.
+        stages = None if stage is None else [stage] if isinstance(stage, str) else list(stage)
         self.supervisor = Supervisor(cfg, cpu_level, session_factory, menus=menus,
-                                     stocks=FIGHT_STOCKS if self.whole_games else None)
+                                     stocks=FIGHT_STOCKS if self.whole_games else None, stages=stages,
+                                     stage_weights=stage_weights, seed=seed)
         self.prev_action = 0
         self.gamestate: Any = None
         self.delay_frames = delay_frames

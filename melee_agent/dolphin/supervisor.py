@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import collections
 import logging
+import random
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from melee_agent.config import DolphinConfig, check_dolphin_config
 from melee_agent.dolphin.errors import DolphinError
@@ -40,6 +41,34 @@ from melee_agent.dolphin.session import Session, StartFailed
 log = logging.getLogger("melee_agent.dolphin")
 
 SessionFactory = Callable[[], Session]
+
+
+def menu_stages(cfg: DolphinConfig, stages: Sequence[str] | None) -> list[Any]:
+    """The libmelee stages the menus pick from: ``stages`` (``env.stage``'s names), or ``dolphin.stage`` where it
+    is RANDOM_STAGE or no stages are given (its default, "", is Final Destination)."""
+    import melee  # noqa: PLC0415
+
+    from melee_agent.arena.stages import stage_named  # noqa: PLC0415
+
+    old = cfg.stage.strip().upper()
+    if old == "RANDOM_STAGE" or (old and not stages):
+        return [melee.enums.Stage[old]]
+    return [melee.enums.Stage[stage_named(n).libmelee] for n in (stages or ["final_destination"])]
+
+
+class StageDraw:
+    """Each game's stage: one of ``stages``, drawn with ``weights`` (None: equal) from its own generator."""
+
+    def __init__(self, stages: Sequence[Any], weights: Sequence[float] | None = None, seed: int = 0):
+        if weights and len(weights) != len(stages):
+            raise ValueError(f"env.stage_weights has {len(weights)} weights for {len(stages)} stages")
+        self.stages, self.weights = list(stages), (list(weights) if weights else None)
+        self.rng = random.Random(seed)
+
+    def next(self) -> Any:
+        if len(self.stages) == 1:
+            return self.stages[0]
+        return self.rng.choices(self.stages, weights=self.weights)[0]
 
 
 class _MenuEventsInFrames(logging.Filter):
@@ -170,7 +199,8 @@ class Supervisor:
     """One Dolphin kept in game: see the module docstring."""
 
     def __init__(self, cfg: DolphinConfig, cpu_level: int, start: SessionFactory, menus: bool = True,
-                 clock: Callable[[], float] = time.monotonic, stocks: int | None = None):
+                 clock: Callable[[], float] = time.monotonic, stocks: int | None = None,
+                 stages: Sequence[str] | None = None, stage_weights: Sequence[float] | None = None, seed: int = 0):
         import melee  # noqa: PLC0415
 
         self.cfg, self.cpu_level, self._start, self.menus = cfg, cpu_level, start, menus
@@ -180,7 +210,9 @@ class Supervisor:
             logging.getLogger().addFilter(MENU_EVENTS_IN_FRAMES)
         self.agent_character = melee.enums.Character[cfg.agent_character.upper()]
         self.opponent_character = melee.enums.Character[cfg.opponent_character.upper()]
-        self.stage = melee.enums.Stage[cfg.stage.upper()]
+        #: The stages games are played on (each game draws one, by stage_weights), and the one the next game plays.
+        self.stage_draw = StageDraw(menu_stages(cfg, stages), stage_weights, seed)
+        self.stage = self.stage_draw.next()
         self.clock = clock
         self.limiter = RestartLimiter(cfg.max_restarts, cfg.restart_window_s, clock)
         self.restart_log: list[str] = []
@@ -296,6 +328,8 @@ class Supervisor:
                     for helper in self.helpers:
                         helper.stage_selected, helper.frames_on_stage = False, 0
                     self._check_setup(gs)
+                    if self._quit is None:  # a wrong game is quit and its stage asked again; else the next's
+                        self.stage = self.stage_draw.next()
                 if self._quit is not None:
                     if self.clock() > self._quit.deadline:
                         self.restart(self._quit_failed())

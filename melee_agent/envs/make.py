@@ -10,7 +10,7 @@ import dataclasses
 
 import torch
 
-from melee_agent.config import Config
+from melee_agent.config import Config, env_stages
 from melee_agent.envs.vecenv import VecEnv
 from melee_agent.games import game_of
 
@@ -42,7 +42,8 @@ def make_env(cfg: Config, num_envs: int = 1, device: str | torch.device = "cpu",
         dodge = not game_of(cfg.env.game).whole_games
         return DolphinEnv(cfg.dolphin, cpu_level=level, action_set=cfg.env.action_set, reward=cfg.env.reward,
                           max_frames=cfg.env.max_frames if dodge else None, device=device, game=cfg.env.game,
-                          delay_frames=cfg.env.delay_frames, state_layout=cfg.env.state_layout)
+                          delay_frames=cfg.env.delay_frames, state_layout=cfg.env.state_layout,
+                          **stage_kwargs(cfg), seed=seed)
     raise ValueError(f"unknown env {kind!r}; known: {', '.join(ENVS)}")
 
 
@@ -92,4 +93,21 @@ def _arena(cfg: Config, num_envs: int, level: int | list[int], device: str | tor
     return Arena(num_envs, cpu_level=level, device=device, seed=seed, action_set=cfg.env.action_set,
                  reward=cfg.env.reward, max_frames=cfg.env.max_frames if dodge else (cfg.env.clock_frames or None), compile=cfg.env.compile,
                  level_weights=weights, spread_levels=spread, game=cfg.env.game, delay_frames=cfg.env.delay_frames,
-                 cpu=cfg.env.cpu, characters=cfg.env.characters, state_layout=cfg.env.state_layout)
+                 cpu=cfg.env.cpu, characters=cfg.env.characters, state_layout=cfg.env.state_layout,
+                 **arena_stage(**stage_kwargs(cfg)))
+
+
+def stage_kwargs(cfg: Config) -> dict:
+    """``stage`` and ``stage_weights`` as the arena and Dolphin take them: ``env.stage`` (one name or a list) and its
+    weights (None: equal)."""
+    stages = env_stages(cfg)
+    return {"stage": stages[0] if isinstance(cfg.env.stage, str) else list(stages),
+            "stage_weights": list(cfg.env.stage_weights) or None}
+
+
+def arena_stage(stage: str | list[str], stage_weights: list[float] | None = None) -> dict:
+    """The arena's stage arguments: none for Final Destination alone (the arena's own default, so such an arena is
+    built exactly as before stages), else ``stage`` and ``stage_weights``."""
+    if stage in ("final_destination", ["final_destination"]) and not stage_weights:
+        return {}
+    return {"stage": stage, "stage_weights": stage_weights}

@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from melee_agent.arena.ports import Opponents
-from melee_agent.config import Config, env_levels
+from melee_agent.config import Config, env_levels, env_stages
 from melee_agent.envs.make import make_env
 from melee_agent.league.exploiters import ExploiterLife
 from melee_agent.league.payoff import Payoff
@@ -237,7 +237,8 @@ class LeagueTrainer:
         path = self.members_dir / f"{name}.safetensors"
         path.parent.mkdir(parents=True, exist_ok=True)
         save_model(path, copy_, version=0, train_step=train_step, action_set=self.cfg.env.action_set,
-                   delay_frames=self.cfg.env.delay_frames, character=self.character, seed=self.seed)
+                   delay_frames=self.cfg.env.delay_frames, character=self.character, seed=self.seed,
+                   stages=env_stages(self.cfg))
         policy = greedy(copy_)
         self.pool.add(PoolMember(name, kind, policy=policy, path=str(path), train_step=self.main.learner.train_steps))
         if name not in self.payoff.totals:  # a promoted exploiter keeps the record of its training games

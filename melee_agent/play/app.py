@@ -5,7 +5,7 @@
 | GET / | the page (plain HTML and JS from this package: nothing fetched from elsewhere) |
 | GET /static/NAME | the page's scripts |
 | WS /ws | frames to the page (JSON, one message a frame); the play page sends its controller frames back |
-| GET /v1/state | JSON: frames played, frames per second, the game's result, both fighters' fields |
+| GET /v1/state | JSON: frames played, frames per second, the game's result, both fighters' fields, the stage |
 | POST /v1/rematch | a new game (play) |
 | POST /v1/save | the game so far saved as a replay of its frames (play, with ``--save``) |
 
@@ -33,25 +33,42 @@ STATIC = Path(__file__).resolve().parent / "static"
 SCRIPTS = ("draw.js", "play.js", "spectate.js")
 
 
-def geometry() -> dict[str, Any]:
+def stage_geometry(name: str) -> dict[str, Any]:
+    """One stage as the page draws it (:mod:`melee_agent.arena.stages`, as ``watch`` draws it): the main floor's
+    edge, the platforms ``[left, right, height]`` and the blast zones ``[left, right, bottom, top]``."""
+    from melee_agent.arena.stages import stage_named  # noqa: PLC0415
+    from melee_agent.report.watch import stage_title  # noqa: PLC0415
+
+    s = stage_named(name)
+    left, right, top, bottom = s.blast
+    return {"name": s.name, "title": stage_title(s.name), "edge": s.edge_x, "blast": [left, right, bottom, top],
+            "platforms": [[p.left, p.right, p.height] for p in s.platforms]}
+
+
+def geometry(stage: str = "final_destination") -> dict[str, Any]:
     """What the page draws with, from the same constants as ``watch`` (:mod:`melee_agent.report.watch`): the main
-    view, the stage's edge, the blast zones, the shield's size and the colours."""
+    view, the shield's size, the colours, and every stage (``stages``; ``stage`` names the one played, whose edge and
+    blast zones are also ``edge`` and ``blast``)."""
     from melee_agent.arena import libmelee_data as d  # noqa: PLC0415
+    from melee_agent.arena.stages import STAGES  # noqa: PLC0415
     from melee_agent.report.watch import MAP_SCALE, VIEW, C  # noqa: PLC0415
 
-    return {"view": list(VIEW), "map_scale": MAP_SCALE, "edge": d.EDGE, "shield_max": d.SHIELD_MAX,
-            "blast": [d.BLAST_LEFT, d.BLAST_RIGHT, d.BLAST_BOTTOM, d.BLAST_TOP],
+    stages = {name: stage_geometry(name) for name in STAGES}
+    played = stages[stage_geometry(stage)["name"]]
+    return {"view": list(VIEW), "map_scale": MAP_SCALE, "edge": played["edge"], "shield_max": d.SHIELD_MAX,
+            "blast": played["blast"], "stage": played["name"], "stages": stages,
             "colors": {k: "rgb(%d,%d,%d)" % v for k, v in C._asdict().items()}}
 
 
-def _page(name: str, settings: dict[str, Any]) -> HTMLResponse:
+def _page(name: str, settings: dict[str, Any], stage: str = "final_destination") -> HTMLResponse:
     html = (STATIC / name).read_text()
-    return HTMLResponse(html.replace("/*SETTINGS*/null", json.dumps({**settings, "geometry": geometry()})),
+    return HTMLResponse(html.replace("/*SETTINGS*/null", json.dumps({**settings, "geometry": geometry(stage)})),
                         headers={"Cache-Control": "no-store"})
 
 
 def _base_app(title: str, page: str, settings: Callable[[], dict[str, Any]], tick: Callable[[], Any],
-              state: Callable[[], dict[str, Any]], on_message: Callable[[Any], None] | None) -> FastAPI:
+              state: Callable[[], dict[str, Any]], on_message: Callable[[Any], None] | None,
+              stage: Callable[[], str] = lambda: "final_destination") -> FastAPI:
     hub = Hub()
     # The game waits while no page is open (a closed tab does not play on, nor cost the machine anything).
     clock = FrameClock(lambda: tick() if hub.connected else None, hub.emit)
@@ -66,7 +83,7 @@ def _base_app(title: str, page: str, settings: Callable[[], dict[str, Any]], tic
 
     @app.get("/")
     def index() -> HTMLResponse:
-        return _page(page, settings())
+        return _page(page, settings(), stage())
 
     @app.get("/static/{name}")
     def static(name: str) -> FileResponse:
@@ -132,10 +149,11 @@ def create_play_app(session: Any, save_dir: Path | None = None, record_dir: Path
 
     def settings() -> dict[str, Any]:
         o = session.o
-        return {"human": o.human, "opponent": o.opponent, "delay_frames": o.delay_frames, "seconds": o.seconds}
+        return {"human": o.human, "opponent": o.opponent, "delay_frames": o.delay_frames, "seconds": o.seconds,
+                "stage": o.stage}
 
     app = _base_app("melee-agent play", "play.html", settings, tick,
-                    lambda: {**session.info(), "saved": list(saved)}, on_message)
+                    lambda: {**session.info(), "saved": list(saved)}, on_message, lambda: session.o.stage)
     app.state.session = session
 
     @app.post("/v1/rematch")
@@ -158,7 +176,7 @@ def create_spectate_app(spectator: Any) -> FastAPI:
     """The spectate page for ``spectator`` (a :class:`~melee_agent.play.spectate.Spectator`)."""
     app = _base_app("melee-agent spectate", "spectate.html",
                     lambda: {"run_dir": str(spectator.run_dir), "cpu_level": spectator.cpu_level},
-                    spectator.tick, spectator.info, None)
+                    spectator.tick, spectator.info, None, lambda: spectator.stage)
     app.state.spectator = spectator
     return app
 

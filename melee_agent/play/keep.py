@@ -25,6 +25,7 @@ class Kept(NamedTuple):
     result: dict[str, Any] | None
     action_set: str
     rows: bool  # the trace holds the person's view (the session kept rows)
+    stage: str = "final_destination"  # the stage it was played on
 
 
 def labels(session: Any) -> tuple[str, str]:
@@ -37,7 +38,7 @@ def snapshot(session: Any) -> Kept:
     with session.lock:
         number = session.games if session.over else session.games + 1  # a game in progress is the next one
         return Kept(list(session.frames), session.trace, labels(session), number, session.result,
-                    session.o.action_set, session.keep_rows)
+                    session.o.action_set, session.keep_rows, session.o.stage)
 
 
 def _stem(game: int) -> str:
@@ -47,7 +48,7 @@ def _stem(game: int) -> str:
 def save_replay(kept: Kept, save_dir: Path) -> Path:
     save_dir.mkdir(parents=True, exist_ok=True)
     path = save_dir / f"{_stem(kept.game)}{SUFFIX}"
-    save_frames(path, kept.frames, kept.labels)
+    save_frames(path, kept.frames, kept.labels, stage=kept.stage)
     return path
 
 

@@ -1,8 +1,9 @@
 """A played game kept as its frames: each arena frame as the page drew it (:mod:`.view`'s JSON), gzipped, for
 ``melee-agent watch --replay FILE --out FILE.gif`` to draw again with ``watch``'s painter.
 
-Schema ``melee-agent/arena-frames/1``: ``{"schema", "game": "fight", "labels": [Fox's, Marth's], "frames":
-[...]}``; frame 0 is the game's start, one entry per frame played after it.
+Schema ``melee-agent/arena-frames/1``: ``{"schema", "game": "fight", "labels": [Fox's, Marth's], "stage", "frames":
+[...]}``; frame 0 is the game's start, one entry per frame played after it. ``stage`` (a stage's name) is left out
+of games saved before stages: they were on Final Destination.
 
 Example::
 
@@ -12,8 +13,8 @@ Example::
     >>> a = Arena(1, game="fight"); _ = a.reset()
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "g.frames.json.gz"
     >>> save_frames(p, [frame_json(view_of(a.state, a.T))], ("you", "CPU level 9"))
-    >>> g = load_frames(p); len(g.views), g.views[0].fighters[1].name, g.labels
-    (1, 'Marth', ('you', 'CPU level 9'))
+    >>> g = load_frames(p); len(g.views), g.views[0].fighters[1].name, g.labels, g.stage
+    (1, 'Marth', ('you', 'CPU level 9'), 'final_destination')
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ class SavedGame(NamedTuple):
     game: str
     labels: tuple[str, str]
     views: list[FrameView]
+    stage: str = "final_destination"
 
 
-def save_frames(path: str | Path, frames: list[dict[str, Any]], labels: tuple[str, str], game: str = "fight") -> None:
-    doc = {"schema": SCHEMA, "game": game, "labels": list(labels), "frames": frames}
+def save_frames(path: str | Path, frames: list[dict[str, Any]], labels: tuple[str, str], game: str = "fight",
+                stage: str = "final_destination") -> None:
+    doc = {"schema": SCHEMA, "game": game, "labels": list(labels), "stage": stage, "frames": frames}
     atomic_write_bytes(path, gzip.compress(json.dumps(doc, separators=(",", ":")).encode()))
 
 
@@ -64,7 +67,12 @@ def load_frames(path: str | Path) -> SavedGame:
         raise ValueError(f"{path}: a frame is malformed ({type(e).__name__}: {e})") from None
     if not views:
         raise ValueError(f"{path}: no frames")
-    return SavedGame(str(doc.get("game", "fight")), labels, views)
+    stage = str(doc.get("stage", "final_destination"))
+    from melee_agent.arena.stages import STAGES  # noqa: PLC0415
+
+    if stage not in STAGES:
+        raise ValueError(f"{path}: stage {stage!r} is not one of {', '.join(STAGES)}")
+    return SavedGame(str(doc.get("game", "fight")), labels, views, stage)
 
 
 __all__ = ["save_frames", "load_frames", "SavedGame", "SCHEMA", "SUFFIX"]

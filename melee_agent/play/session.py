@@ -32,6 +32,7 @@ from melee_agent.play.frames import PlayFrame
 from melee_agent.play.human import AT_REST, HumanPad, pads_of, parse
 from melee_agent.play.opponent import PolicyPort, own_view
 from melee_agent.play.view import frame_json, view_of
+from melee_agent.envs.make import arena_stage
 from melee_agent.envs.rewards import GAME_FRAMES, damage_reward, game_result
 
 CHARACTERS = ("fox", "marth")
@@ -55,6 +56,7 @@ class PlayOptions:
     policy_delay: int = 0  # the input delay the policy trained under
     label: str = ""  # how the opponent is named on the page ("": the policy, or "CPU level L")
     compile: bool = False  # compile the frame in the background (:class:`~.frames.PlayFrame`); the CLI's default
+    stage: str = "final_destination"  # the stage played (arena/stages.py names)
 
     @property
     def opponent(self) -> str:
@@ -70,6 +72,10 @@ def check_options(o: PlayOptions) -> None:
     if not 1 <= o.cpu_level <= 9:
         raise ValueError(f"--cpu-level must be 1-9, got {o.cpu_level}")
     check_cpu(o.cpu)
+    from melee_agent.arena.stages import STAGES  # noqa: PLC0415
+
+    if o.stage not in STAGES:
+        raise ValueError(f"--stage {o.stage!r} is not a stage; use one of {', '.join(STAGES)}")
     if isinstance(o.delay_frames, bool) or not 0 <= o.delay_frames <= MAX_DELAY:
         raise ValueError(f"--delay-frames must be 0-{MAX_DELAY}, got {o.delay_frames}")
     if not 0 < o.seconds <= GAME_FRAMES / 60:
@@ -85,7 +91,7 @@ class PlaySession:
         self.o = o
         self.human_port = PORT_OF[o.human]
         self.arena = Arena(1, cpu_level=o.cpu_level, seed=o.seed, game="fight", action_set=o.action_set,
-                           max_frames=max(1, round(o.seconds * 60)), cpu=o.cpu)
+                           max_frames=max(1, round(o.seconds * 60)), cpu=o.cpu, **arena_stage(o.stage))
         self.opponent = None if o.policy is None else PolicyPort(policy, o.action_set, 1 - self.human_port,
                                                                  o.policy_delay)
         self.frame = PlayFrame(self.arena, cpu=self.opponent is None, compile=o.compile)
@@ -175,7 +181,8 @@ class PlaySession:
     def info(self) -> dict[str, Any]:
         return {"frame": len(self.frames) - 1, "over": self.over, "result": self.result, "games": self.games,
                 "read_seq": self.read_seq, "human": self.o.human, "opponent": self.o.opponent,
-                "delay_frames": self.o.delay_frames, "frame_kind": self.frame.kind, "players": self.players()}
+                "delay_frames": self.o.delay_frames, "frame_kind": self.frame.kind, "players": self.players(),
+                "stage": self.o.stage}
 
 
 __all__ = ["PlaySession", "PlayOptions", "check_options", "CHARACTERS", "PORT_OF", "parse"]

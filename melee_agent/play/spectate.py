@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from melee_agent.envs.actions import base_name
+from melee_agent.envs.make import arena_stage
 from melee_agent.arena import Arena
 from melee_agent.envs.state import STATE_LAYOUT
 from melee_agent.rl.model import load_model, trained_delay
@@ -59,6 +60,8 @@ class Spectator:
         self.model_file = self.run_dir / "model.safetensors"
         self.version: int | None = None
         self.action_set: str | None = None
+        #: The stage played: the newest model's first (its file's ``stages``), Final Destination before one loads.
+        self.stage = "final_destination"
         self.arena: Arena | None = None
         self.policy: Any = None
         self.obs: torch.Tensor | None = None
@@ -85,14 +88,15 @@ class Spectator:
         self._seen = key
         model.eval()
         action_set = meta["action_set"]
-        if self.arena is None or action_set != self.action_set:
+        stage = meta["stages"][0]
+        if self.arena is None or action_set != self.action_set or stage != self.stage:
             fight = base_name(action_set) == "fight"
             self.arena = Arena(1, cpu_level=self.cpu_level, seed=self.seed, game="fight" if fight else "dodge",
                                action_set=action_set, delay_frames=trained_delay(meta) or 0,
-                               state_layout=meta.get("state_layout", STATE_LAYOUT))
+                               state_layout=meta.get("state_layout", STATE_LAYOUT), **arena_stage(stage))
             self.arena.on_frame = lambda s: self.pending.append(frame_json(view_of(s, self.arena.T)))
             self.obs = self.arena.reset()
-            self.action_set = action_set
+            self.action_set, self.stage = action_set, stage
 
         def act(obs: torch.Tensor) -> torch.Tensor:
             with torch.inference_mode():
@@ -127,11 +131,11 @@ class Spectator:
         frame = self.pending.popleft()
         extra = {"curve": self.curve} if self.ticks % POLL_FRAMES == 1 else {}
         return {**frame, "type": "frame", "model_version": self.version, "action_set": self.action_set,
-                "game": self.arena.game, "games": self.games, **extra}
+                "game": self.arena.game, "games": self.games, "stage": self.stage, **extra}
 
     def info(self) -> dict[str, Any]:
         return {"model_version": self.version, "action_set": self.action_set, "cpu_level": self.cpu_level,
-                "games": self.games, "curve": self.curve, "run_dir": str(self.run_dir)}
+                "games": self.games, "curve": self.curve, "run_dir": str(self.run_dir), "stage": self.stage}
 
 
 __all__ = ["Spectator", "read_curve", "POLL_FRAMES"]

@@ -132,6 +132,13 @@ class TrainingFigures:
         return cls(**{k: _optional(d, k, kind, where) for k, kind in kinds.items()})
 
 
+def _stages(d: dict[str, Any], where: str) -> list[str] | None:
+    stages = d.get("trained_stages")
+    if stages is not None and (not isinstance(stages, list) or not all(isinstance(x, str) for x in stages)):
+        raise ValueError(f"{where}: field 'trained_stages' must be a list of stage names, got {stages!r}")
+    return stages
+
+
 @dataclass(frozen=True)
 class RunReport:
     """A training run's ``eval.json``: the kept model's final score (its fields at the document's top level),
@@ -163,6 +170,8 @@ class RunReport:
     """Fights: the run's input delay in frames."""
     league: dict[str, Any] | None = None
     """A league's run: its members' ratings, games and results (docs/league.md; the league writes it)."""
+    trained_stages: list[str] | None = None
+    """The stages the run trained on (``env.stage``); None (and absent from the document): Final Destination."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {**self.model.to_json()}
@@ -177,6 +186,8 @@ class RunReport:
             out["training"] = self.training.to_json()
         if self.league is not None:
             out["league"] = self.league
+        if self.trained_stages is not None and list(self.trained_stages) != ["final_destination"]:
+            out["trained_stages"] = list(self.trained_stages)
         return out
 
     @classmethod
@@ -209,4 +220,5 @@ class RunReport:
             whole_games=model.result.fights is not None,
             level_9=ModelCheck.from_json(level_9, f"{where} level_9") if level_9 is not None else None,
             action_set=_optional(d, "action_set", str, where), delay_frames=_optional(d, "delay_frames", int, where),
-            league=_object(d["league"], f"{where} league") if d.get("league") is not None else None)
+            league=_object(d["league"], f"{where} league") if d.get("league") is not None else None,
+            trained_stages=_stages(d, where))

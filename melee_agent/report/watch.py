@@ -1,4 +1,4 @@
-"""Drawing one arena frame as a picture: Final Destination, both fighters' hurtboxes and hitboxes, and a HUD.
+"""Drawing one arena frame as a picture: the stage and its platforms, both fighters' hurtboxes and hitboxes, and a HUD.
 
 ``melee-agent watch`` (:mod:`melee_agent.cli.watch`) records a game through ``Arena.on_frame``;
 each recorded state becomes a :class:`FrameView` (plain numbers: what to draw), and a
@@ -134,6 +134,20 @@ def action_name(action_id: int) -> str:
         return f"action {action_id}"
 
 
+def stage_title(name: str) -> str:
+    """A stage's name as a title: ``yoshis_story`` is Yoshi's Story.
+
+    >>> stage_title("yoshis_story"), stage_title("pokemon_stadium"), stage_title("dreamland")
+    ("Yoshi's Story", 'Pokémon Stadium', 'Dream Land')
+    """
+    return STAGE_TITLES.get(name, name.replace("_", " ").title())
+
+
+STAGE_TITLES = {"final_destination": "Final Destination", "battlefield": "Battlefield", "yoshis_story": "Yoshi's Story",
+                "dreamland": "Dream Land", "fountain_of_dreams": "Fountain of Dreams",
+                "pokemon_stadium": "Pokémon Stadium"}
+
+
 def clock(frames: int) -> str:
     """Frames played (60 per second) as ``m:ss.cc``."""
     cs = frames * 100 // 60
@@ -244,7 +258,10 @@ class Painter:
     Marth (default: the CPU at the frame's level).
     """
 
-    def __init__(self, scale: float, agent_label: str, game: str, opponent_label: str | None = None):
+    def __init__(self, scale: float, agent_label: str, game: str, opponent_label: str | None = None,
+                 stage: str = "final_destination"):
+        from melee_agent.arena.stages import stage_named  # noqa: PLC0415
+
         if scale <= 0:
             raise ValueError(f"--scale must be positive, got {scale}")
         left, right, bottom, top = VIEW
@@ -254,11 +271,14 @@ class Painter:
         self.hud_h = round(78 * self.k)
         w, h = self.main_w, self.main_h + self.hud_h
         self.size = (w + w % 2, h + h % 2)  # even sizes: H.264 (MP4) needs them
+        #: The stage drawn (arena/stages.py): its floor, platforms and blast zones.
+        self.stage = stage_named(stage)
+        self.blast_left, self.blast_right, self.blast_top, self.blast_bottom = self.stage.blast
         ms = scale * MAP_SCALE
-        map_w = (d.BLAST_RIGHT - d.BLAST_LEFT) * ms
-        self.map = Viewport(self.main_w - map_w - 10 * self.k, 10 * self.k, d.BLAST_LEFT, d.BLAST_TOP, ms)
-        self._map_box = (self.map.px(d.BLAST_LEFT), self.map.py(d.BLAST_TOP), self.map.px(d.BLAST_RIGHT),
-                         self.map.py(d.BLAST_BOTTOM) + 16 * self.k)  # with its label
+        map_w = (self.blast_right - self.blast_left) * ms
+        self.map = Viewport(self.main_w - map_w - 10 * self.k, 10 * self.k, self.blast_left, self.blast_top, ms)
+        self._map_box = (self.map.px(self.blast_left), self.map.py(self.blast_top), self.map.px(self.blast_right),
+                         self.map.py(self.blast_bottom) + 16 * self.k)  # with its label
         self.agent_label, self.game, self.opponent_label = agent_label, game, opponent_label
         self._stage = self._background()
 
@@ -266,28 +286,39 @@ class Painter:
         """A line width or text size of ``v`` pixels at the reference scale."""
         return max(1, round(v * self.k))
 
+    @property
+    def title(self) -> str:
+        """The line at the top left: the game, and the stage where it is not Final Destination (as drawn before stages)."""
+        where = "" if self.stage.name == "final_destination" else f" · {stage_title(self.stage.name)}"
+        return f"arena · {self.game}{where}"
+
     # --- drawn once ---
     def _background(self) -> Image.Image:
         img = Image.new("RGB", self.size, C.sky)
         g = ImageDraw.Draw(img)
         g.rectangle((0, self.main_h, self.size[0], self.size[1]), fill=C.hud)
-        v, e = self.view, d.EDGE
-        # Final Destination: only its flat top and its two edges exist in the arena; the body
-        # below is drawn for looks (its shape is not the game's).
+        v, e = self.view, self.stage.edge_x
+        # The main floor: only its flat top and its two edges exist in the arena; the body below is
+        # drawn for looks (its shape is not the game's).
         body = [(-e, 0), (e, 0), (e - 6, -10), (e - 26, -22), (e - 40, -42), (-(e - 40), -42), (-(e - 26), -22),
                 (-(e - 6), -10)]
         g.polygon([(v.px(x), v.py(y)) for x, y in body], fill=C.stage)
         g.line((v.px(-e), v.py(0), v.px(e), v.py(0)), fill=C.stage_top, width=self._w(3))
         for side in (-e, e):  # the ledges
             g.line((v.px(side), v.py(0), v.px(side), v.py(-5)), fill=C.stage_top, width=self._w(3))
+        for p in self.stage.platforms:  # soft platforms: a top to stand on, a thin body drawn for looks
+            g.rectangle(v.box(p.left, p.height - 3, p.right, p.height), fill=C.stage)
+            g.line((v.px(p.left), v.py(p.height), v.px(p.right), v.py(p.height)), fill=C.stage_top, width=self._w(3))
         # The inset map: the whole field to the blast zones (crossing one is a KO), the stage,
         # and the part the main view shows.
         m = self.map
-        g.rectangle(m.box(d.BLAST_LEFT, d.BLAST_BOTTOM, d.BLAST_RIGHT, d.BLAST_TOP), fill=C.hud, outline=C.blast,
-                    width=self._w(1))
+        g.rectangle(m.box(self.blast_left, self.blast_bottom, self.blast_right, self.blast_top), fill=C.hud,
+                    outline=C.blast, width=self._w(1))
         g.line((m.px(-e), m.py(0), m.px(e), m.py(0)), fill=C.stage_top, width=self._w(2))
+        for p in self.stage.platforms:
+            g.line((m.px(p.left), m.py(p.height), m.px(p.right), m.py(p.height)), fill=C.stage_top, width=1)
         g.rectangle(m.box(VIEW[0], VIEW[2], VIEW[1], VIEW[3]), outline=C.dim, width=1)
-        g.text((m.px(d.BLAST_LEFT), m.py(d.BLAST_BOTTOM) + 3 * self.k), "blast zones", fill=C.blast,
+        g.text((m.px(self.blast_left), m.py(self.blast_bottom) + 3 * self.k), "blast zones", fill=C.blast,
                font=_font(False, self._w(11)))
         g.text((10 * self.k, 30 * self.k), "red: hitboxes · hollow: intangible · white edge: hitstun or shieldstun",
                fill=C.dim, font=_font(False, self._w(11)))
@@ -310,7 +341,7 @@ class Painter:
         g.rectangle((0, self.main_h, self.size[0], self.size[1]), fill=C.hud)  # bodies below the view stop here
         g.text((self.main_w / 2, 8 * self.k), clock(view.frame), fill=C.text, font=_font(True, self._w(22)),
                anchor="mt")
-        g.text((10 * self.k, 10 * self.k), f"arena · {self.game}", fill=C.dim, font=_font(False, self._w(13)))
+        g.text((10 * self.k, 10 * self.k), self.title, fill=C.dim, font=_font(False, self._w(13)))
         self._hud(g, view)
         return img
 
@@ -350,8 +381,8 @@ class Painter:
 
     def _on_map(self, g: ImageDraw.ImageDraw, f: FighterView, fill: RGB) -> None:
         m, b = self.map, f.body
-        x = min(max(b.x, d.BLAST_LEFT), d.BLAST_RIGHT)
-        y = min(max((b.top + b.bottom) / 2, d.BLAST_BOTTOM), d.BLAST_TOP)
+        x = min(max(b.x, self.blast_left), self.blast_right)
+        y = min(max((b.top + b.bottom) / 2, self.blast_bottom), self.blast_top)
         r = 3 * self.k
         g.ellipse((m.px(x) - r, m.py(y) - r, m.px(x) + r, m.py(y) + r), fill=fill)
 

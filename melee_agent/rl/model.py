@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from safetensors.torch import load as st_load_bytes
@@ -32,6 +32,9 @@ from melee_agent.io.safetensors_header import HeaderError, read_metadata
 from melee_agent.envs.state import LAYOUTS, STATE_DIM, STATE_LAYOUT
 
 MODEL_SCHEMA = "melee-agent/model/1"
+#: The stage a model file that records none trained on: every file made before stages were recorded
+#: (the arena played Final Destination only).
+DEFAULT_STAGE = "final_destination"
 
 
 class DuelingDQN(nn.Module):
@@ -73,6 +76,7 @@ def model_to_bytes(
     delay_frames: int | None = None,
     character: str | None = None,
     seed: int | None = None,
+    stages: Sequence[str] | None = None,
 ) -> bytes:
     """Serialize the online network's weights with the docs/design.md metadata.
 
@@ -80,6 +84,8 @@ def model_to_bytes(
     kept as metadata so that whoever plays the file (the UMI bot, ``eval``) can say when its own differs.
     ``character``, where given, is the character it plays (DESIGN.md "Ports": ``env.characters[0]``).
     ``seed``, where given, is the seed of the run that trained it (``train.seed``).
+    ``stages``, where given, are the stages it trained on (``env.stage``), recorded as a JSON list (read back
+    by :func:`trained_stages`).
     """
     expected = _expected_actions(action_set)
     if expected is not None and expected != model.num_actions:
@@ -103,6 +109,8 @@ def model_to_bytes(
         meta["character"] = str(character)
     if seed is not None:
         meta["seed"] = str(int(seed))
+    if stages is not None:
+        meta["stages"] = stages_json(stages)
     return st_save_bytes(weights, metadata=meta)
 
 
@@ -182,6 +190,7 @@ def model_from_bytes(
     out["train_step"] = train_step
     out["sizes"] = sizes
     out["delay_frames"] = trained_delay(meta, origin)
+    out["stages"] = list(trained_stages(meta, origin))
     out["sha256"] = hashlib.sha256(data).hexdigest()
     return model, out
 
@@ -211,6 +220,37 @@ def trained_delay(meta: dict[str, str], origin: str = "model") -> int | None:
     return value
 
 
+def stages_json(stages: Sequence[str]) -> str:
+    """The ``stages`` metadata value: a JSON list of stage names, at least one.
+
+    >>> stages_json(["battlefield", "dreamland"])
+    '["battlefield", "dreamland"]'
+    """
+    names = [str(s) for s in stages]
+    if not names or not all(names):
+        raise ValueError(f"stages must name at least one stage, got {list(stages)!r}")
+    return json.dumps(names)
+
+
+def trained_stages(meta: dict[str, Any], origin: str = "model") -> tuple[str, ...]:
+    """The stages a model file says it trained on, first the one it plays by default; a file that records
+    none (older ones) trained on Final Destination.
+
+    >>> trained_stages({"stages": '["battlefield", "dreamland"]'}), trained_stages({})
+    (('battlefield', 'dreamland'), ('final_destination',))
+    """
+    raw = meta.get("stages")
+    if raw is None:
+        return (DEFAULT_STAGE,)
+    try:
+        names = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"{origin}: bad model metadata (stages {raw!r} is not a JSON list of stage names)")
+    return tuple(names)
+
+
 def save_model(
     path: str | os.PathLike,
     model: DuelingDQN,
@@ -222,11 +262,12 @@ def save_model(
     delay_frames: int | None = None,
     character: str | None = None,
     seed: int | None = None,
+    stages: Sequence[str] | None = None,
 ) -> str:
     """Write a model file atomically; returns its sha256."""
     data = model_to_bytes(model, version=version, train_step=train_step, action_set=action_set,
                           state_layout=state_layout, delay_frames=delay_frames,
-                          character=character, seed=seed)
+                          character=character, seed=seed, stages=stages)
     atomic_write_bytes(path, data)
     return hashlib.sha256(data).hexdigest()
 

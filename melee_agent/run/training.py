@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels
+from melee_agent.config import Config, config_to_toml, default_run_dir, env_levels, env_stages
 from melee_agent.games import game_of
 from melee_agent.games.base import CHECK_SEED, REPORT_LEVELS
 from melee_agent.io.files import atomic_write_bytes, atomic_write_json
@@ -636,6 +636,7 @@ class FinalReportRun:
         return RunReport(model=model, baselines=baselines, run_dir=str(self.run_dir), curve=list(self.evals.points),
                          kept="last" if chosen is last else "best", last_model_check=last,
                          trained_levels=list(env_levels(self.cfg)), training=self.training,
+                         trained_stages=list(env_stages(self.cfg)),
                          whole_games=self.game.whole_games, level_9=level_9, action_set=action_set,
                          delay_frames=delay_frames)
 

@@ -11,6 +11,11 @@ plays one controller row of its macro. That is the arena's and
 Dolphin's loop, one frame per reply. The input delay is the session's (``session.delay``), applied
 by the arena: the bot never queues inputs.
 
+A bot may hold a model per stage (:meth:`MeleeAgentBot.for_stages`): every frame says the stage its game is
+on (``umi.frame.FRAME``'s ``stage``, an internal stage id), and each game is played by its stage's model (the
+default model on stages none is named for). A game never changes stage, so its memory is always its own
+model's.
+
 Example::
 
     >>> from melee_agent.envs.actions import ACTION_SETS
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,11 +35,15 @@ import torch
 import umi
 from umi.frame import BUTTONS as UMI_BUTTONS
 from umi.frame import CTRL_FIELDS, NEUTRAL_CTRL
+from umi.frame import STAGES as UMI_STAGES
 
 from melee_agent.envs.actions import COL, ActionSet, get_action_set
 from melee_agent.rl.model import DuelingDQN, model_from_bytes
 from melee_agent.envs.state import STATE_LAYOUT, get_layout
 from melee_agent.umi.frames import encode_frames
+
+#: In an exported bot's folder: the model of every stage not named, and the folder of each named stage's own.
+WEIGHTS, STAGE_FOLDER = "model.safetensors", "stages"
 
 #: Where each UMI controller value comes from in :meth:`ActionSet.table` (None: held neutral).
 _SOURCE: dict[str, str | None] = {
@@ -58,12 +68,9 @@ def controller_table(action_set: ActionSet) -> np.ndarray:
     return out
 
 
-class MeleeAgentBot(umi.Bot):
-    """A Dueling DQN playing Fox; build it with :meth:`from_bytes` or :meth:`from_file`."""
-
-    name = "melee-agent"
-    characters = "FOX"
-    deterministic = True
+class ModelPlayer:
+    """One model file's network and the tables it plays: its macros as controller rows, their lengths, the
+    post-shine remap, and the state layout each frame is encoded to."""
 
     def __init__(self, model: DuelingDQN, action_set: ActionSet, meta: dict[str, Any] | None = None):
         if model.num_actions != action_set.num_actions:
@@ -82,8 +89,8 @@ class MeleeAgentBot(umi.Bot):
                              f"{self.layout.dim}")
 
     @classmethod
-    def from_bytes(cls, data: bytes, origin: str = "model") -> MeleeAgentBot:
-        """A bot from model-file bytes (any action set the file names); a bad file is a ValueError naming it."""
+    def from_bytes(cls, data: bytes, origin: str = "model") -> ModelPlayer:
+        """A player from model-file bytes (any action set the file names); a bad file is a ValueError naming it."""
         try:
             model, meta = model_from_bytes(data, state_layout=None, origin=origin)  # any layout: frames are encoded in it
         except ValueError as e:  # some of its messages (not a safetensors file, ...) do not name the file
@@ -92,31 +99,141 @@ class MeleeAgentBot(umi.Bot):
             action_set = get_action_set(str(meta.get("action_set")))
         except KeyError as e:
             raise ValueError(f"{origin}: {e.args[0]}") from None
+        meta["origin"] = origin
         return cls(model, action_set, meta)
+
+    @property
+    def num_actions(self) -> int:
+        return self.action_set.num_actions
+
+    @property
+    def label(self) -> str:
+        return f"{os.path.basename(str(self.meta.get('origin', 'model')))} ({self.action_set.name})"
+
+    def decide(self, frames: np.ndarray, previous_action: np.ndarray) -> np.ndarray:
+        """The model's greedy actions ``[N]`` for these frames."""
+        obs = torch.from_numpy(encode_frames(frames, previous_action, self.num_actions, self.layout.name))
+        return self.model(obs).argmax(dim=1).numpy()
+
+    def play(self, frames: np.ndarray, action: np.ndarray, macro: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """One controller row per game of ``frames`` (``[N, 13]``); the games' memories move on in place."""
+        choose = position == 0
+        if choose.any():
+            previous = action[choose]
+            action[choose] = self.decide(frames[choose], previous)
+            macro[choose] = self.remap[action[choose], previous]
+        ctrl = self.ctrl[macro, position]
+        position += 1
+        position[position >= self.lengths[macro]] = 0
+        return ctrl
+
+
+def stage_id(name: str) -> int:
+    """UMI's internal id of a stage named as ``env.stage`` names it (``battlefield``: libmelee's name in lower case).
+
+    >>> stage_id("final_destination"), stage_id("Battlefield")
+    (25, 24)
+    """
+    key = str(name).strip().upper()
+    if key not in UMI_STAGES:
+        raise ValueError(f"{name!r} is not a stage a championship game is played on; use one of "
+                         f"{', '.join(sorted(k.lower() for k in UMI_STAGES))}")
+    return UMI_STAGES[key]
+
+
+class MeleeAgentBot(umi.Bot):
+    """A Dueling DQN playing Fox; build it with :meth:`from_bytes` or :meth:`from_file` (one model for every stage),
+    or :meth:`for_stages` (a model per stage, chosen by each frame's ``stage``)."""
+
+    name = "melee-agent"
+    characters = "FOX"
+    deterministic = True
+
+    def __init__(self, model: DuelingDQN, action_set: ActionSet, meta: dict[str, Any] | None = None):
+        self.players = [ModelPlayer(model, action_set, meta)]
+        #: The player of each internal stage id (UMI frames' ``stage``): the first, the default, where none is named.
+        self.stage_player = np.zeros(256, np.int64)
+
+    @classmethod
+    def from_player(cls, player: ModelPlayer) -> MeleeAgentBot:
+        return cls(player.model, player.action_set, player.meta)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, origin: str = "model") -> MeleeAgentBot:
+        """A bot from model-file bytes (any action set the file names); a bad file is a ValueError naming it."""
+        return cls.from_player(ModelPlayer.from_bytes(data, origin))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> MeleeAgentBot:
         with open(path, "rb") as f:
             return cls.from_bytes(f.read(), origin=str(path))
 
+    @classmethod
+    def for_stages(cls, default: ModelPlayer, by_stage: dict[str, ModelPlayer]) -> MeleeAgentBot:
+        """A bot that plays ``by_stage[stage]`` in games on that stage (names as ``env.stage``'s) and ``default``
+        on every other stage."""
+        bot = cls.from_player(default)
+        for name, player in by_stage.items():
+            k = next((i for i, p in enumerate(bot.players) if p is player), None)
+            if k is None:
+                bot.players.append(player)
+                k = len(bot.players) - 1
+            bot.stage_player[stage_id(name)] = k
+        return bot
+
+    @classmethod
+    def from_folder(cls, folder: str | os.PathLike) -> MeleeAgentBot:
+        """The bot an exported zip holds: ``model.safetensors`` (every stage not named) and ``stages/STAGE.safetensors``
+        (that stage's model), where there are any."""
+        folder = Path(folder)
+        default = ModelPlayer.from_bytes((folder / WEIGHTS).read_bytes(), origin=WEIGHTS)
+        by_stage = {f.stem: ModelPlayer.from_bytes(f.read_bytes(), origin=f"{STAGE_FOLDER}/{f.name}")
+                    for f in sorted((folder / STAGE_FOLDER).glob("*.safetensors"))}
+        return cls.for_stages(default, by_stage)
+
+    # The default player's: what one model's bot always had.
+    @property
+    def model(self) -> DuelingDQN:
+        return self.players[0].model
+
+    @property
+    def action_set(self) -> ActionSet:
+        return self.players[0].action_set
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.players[0].meta
+
     @property
     def num_actions(self) -> int:
         return self.action_set.num_actions
 
+    def stage_models(self) -> dict[str, str]:
+        """Which model plays on each championship stage (its label), ``"every other stage"`` for the default's."""
+        named = {k.lower(): self.players[int(self.stage_player[v])].label for k, v in UMI_STAGES.items()
+                 if self.stage_player[v] != 0}
+        return {**dict(sorted(named.items())), "every other stage": self.players[0].label}
+
     def setup(self, session: umi.Session) -> None:
         torch.set_num_threads(1)  # a small network: one thread answers one game fastest, and shares the cores
-        print(f"melee-agent umi: {self.action_set.name} model (version {self.meta.get('version', '?')}), "
-              f"delay {session.delay} (applied by the arena), up to {session.max_games} games in "
+        trained_on = ", ".join(self.meta.get("stages") or ["final_destination"])  # model_from_bytes read them
+        print(f"melee-agent umi: {self.action_set.name} model (version {self.meta.get('version', '?')}, trained on "
+              f"{trained_on}), delay {session.delay} (applied by the arena), up to {session.max_games} games in "
               f"{session.lanes} lane(s)", file=sys.stderr, flush=True)
-        trained = self.trained_delay
-        if trained is not None and trained != session.delay:
-            print(f"melee-agent umi: warning: this model trained with {trained} frames of input delay and the "
-                  f"session plays {session.delay}; enter it on the {trained}-frame leaderboard, or train with "
-                  f"env.delay_frames = {session.delay}", file=sys.stderr, flush=True)
+        if len(self.players) > 1:
+            print("melee-agent umi: a model per stage: " + "; ".join(f"{k}: {v}" for k, v in self.stage_models().items()),
+                  file=sys.stderr, flush=True)
+        for player in self.players:
+            trained = player.meta.get("delay_frames")
+            if trained is not None and trained != session.delay:
+                print(f"melee-agent umi: warning: {'the model ' + player.label + ' ' if len(self.players) > 1 else 'this model '}"
+                      f"trained with {trained} frames of input delay and the "
+                      f"session plays {session.delay}; enter it on the {trained}-frame leaderboard, or train with "
+                      f"env.delay_frames = {session.delay}", file=sys.stderr, flush=True)
 
     @property
     def trained_delay(self) -> int | None:
-        """The input delay the model file says it trained under (None: the file does not say), as
+        """The input delay the (default) model file says it trained under (None: the file does not say), as
         :func:`melee_agent.rl.model.model_from_bytes` read it."""
         return self.meta.get("delay_frames")
 
@@ -125,20 +242,22 @@ class MeleeAgentBot(umi.Bot):
         return {"action": np.zeros(n, np.int64), "macro": np.zeros(n, np.int64), "position": np.zeros(n, np.int64)}
 
     def decide(self, frames: np.ndarray, previous_action: np.ndarray) -> np.ndarray:
-        """The model's greedy actions ``[N]`` for these frames."""
-        obs = torch.from_numpy(encode_frames(frames, previous_action, self.num_actions, self.layout.name))
-        return self.model(obs).argmax(dim=1).numpy()
+        """The default model's greedy actions ``[N]`` for these frames."""
+        return self.players[0].decide(frames, previous_action)
 
     def act(self, batch: umi.Batch, state: dict[str, np.ndarray]) -> tuple[umi.Actions, dict[str, np.ndarray]]:
         action, macro, position = state["action"].copy(), state["macro"].copy(), state["position"].copy()
-        choose = position == 0
-        if choose.any():
-            previous = action[choose]
-            action[choose] = self.decide(batch.frames[choose], previous)
-            macro[choose] = self.remap[action[choose], previous]
-        ctrl = self.ctrl[macro, position]
-        position += 1
-        position[position >= self.lengths[macro]] = 0
+        if len(self.players) == 1:
+            ctrl = self.players[0].play(batch.frames, action, macro, position)
+        else:
+            # A game stays on its stage, so its memory is always its own stage's model's.
+            who = self.stage_player[batch.frames["stage"]]
+            ctrl = np.empty((len(who), len(CTRL_FIELDS)), np.float32)
+            for k in np.unique(who):
+                rows = np.flatnonzero(who == k)
+                a, m, p = action[rows], macro[rows], position[rows]
+                ctrl[rows] = self.players[int(k)].play(batch.frames[rows], a, m, p)
+                action[rows], macro[rows], position[rows] = a, m, p
         return umi.Actions(ctrl=ctrl), {"action": action, "macro": macro, "position": position}
 
 

@@ -59,6 +59,7 @@ def test_a_model_file_is_a_policy(tmp_path):
     proc = _eval("--policy", str(path), "--cpu-level", "9", "--episodes", "2", "--json", str(out))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text())["policy"] == str(path)
+    assert json.loads(out.read_text())["stage"] == "final_destination"  # a file without stages: Final Destination
 
 
 @pytest.mark.parametrize("args, message", [
@@ -67,6 +68,8 @@ def test_a_model_file_is_a_policy(tmp_path):
     (["--policy", "nothere.safetensors"], "model file not found"),
     (["--policy", "smart"], "unknown policy"),
     (["--episodes", "0"], "--episodes: must be a positive integer"),
+    (["--stage", "corneria"], "--stage 'corneria' is not a stage; use one of final_destination"),
+    (["--set", "env.stage=batlefield"], "env.stage 'batlefield' is not a stage (did you mean battlefield?)"),
 ])
 def test_bad_input_gets_one_clear_line(args, message):
     proc = _eval(*args)

@@ -107,8 +107,8 @@ def test_eval_writes_its_results_into_the_run_dir(tmp_path, capsys):
 def test_one_name_per_meaning_old_names_kept_hidden(dodge_model, capsys):
     p = build_parser()
     umi = p.parse_args(["umi", "--model", str(dodge_model)])
-    assert umi.policy == str(dodge_model)
-    assert p.parse_args(["umi", "export", "--model", "m.safetensors", "--out", "b.zip"]).policy == "m.safetensors"
+    assert umi.policy == [str(dodge_model)]  # --policy repeats (a model per stage); --model with it
+    assert p.parse_args(["umi", "export", "--model", "m.safetensors", "--out", "b.zip"]).policy == ["m.safetensors"]
     assert p.parse_args(["bench", "ingest", "--workers", "3"]).uploaders == 3
     for argv in (["umi", "--help"], ["bench", "ingest", "--help"], ["manager", "--help"]):
         with pytest.raises(SystemExit):

@@ -29,10 +29,12 @@ def _err(capsys, *argv: str) -> tuple[int, str]:
 
 def test_umi_usage_shows_serving_needs_no_action_and_both_forms_need_policy():
     usage = _sub("umi").format_usage()
-    assert usage.splitlines() == ["usage: melee-agent umi [-h] --policy MODEL [--socket SOCKET]",
-                                  "       melee-agent umi export [-h] --policy MODEL --out ZIP [--name NAME]"]
+    # --policy repeats for a model per stage (STAGE=MODEL).
+    assert usage.splitlines() == [
+        "usage: melee-agent umi [-h] --policy [STAGE=]MODEL [--policy STAGE=MODEL ...] [--socket SOCKET]",
+        "       melee-agent umi export [-h] --policy [STAGE=]MODEL [--policy STAGE=MODEL ...] --out ZIP [--name NAME]"]
     assert _sub("umi", "export").format_usage().strip() == \
-        "usage: melee-agent umi export [-h] --policy MODEL --out ZIP [--name NAME]"
+        "usage: melee-agent umi export [-h] --policy [STAGE=]MODEL [--policy STAGE=MODEL ...] --out ZIP [--name NAME]"
 
 
 @pytest.mark.parametrize("path", [("umi",), ("umi", "export")], ids=" ".join)

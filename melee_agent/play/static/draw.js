@@ -1,21 +1,23 @@
 "use strict";
 // One arena frame drawn in a canvas as `melee-agent watch` draws it (melee_agent/report/watch.py, Painter): the main
-// view of Final Destination, both fighters' bodies (the hit test's capsules) and hitboxes, an inset map of the
-// blast zones, the clock, and a HUD with percent, stocks and actions. The geometry and colours come from the
-// server (settings.geometry), so the page and watch read the same constants.
+// view of the stage and its platforms, both fighters' bodies (the hit test's capsules) and hitboxes, an inset map of
+// the blast zones, the clock, and a HUD with percent, stocks and actions. The geometry and colours come from the
+// server (settings.geometry: every stage's floor edge, platforms and blast zones, and the one played), so the page
+// and watch read the same constants.
 
 function clockText(frames) {  // watch.clock: frames (60 a second) as m:ss.cc
   const cs = Math.floor(frames * 100 / 60);
   return `${Math.floor(cs / 6000)}:${String(Math.floor(cs / 100) % 60).padStart(2, "0")}.${String(cs % 100).padStart(2, "0")}`;
 }
 
-function makePainter(canvas, G, labels) {
+function makePainter(canvas, G, labels, stageName) {
   const s = 3, [L, R, B, T] = G.view, C = G.colors;
+  const stage = G.stages[stageName || G.stage];
   const mainW = (R - L) * s, mainH = (T - B) * s, hudH = 78;
   canvas.width = mainW; canvas.height = mainH + hudH;
   const g = canvas.getContext("2d");
   const px = (x) => (x - L) * s, py = (y) => (T - y) * s;
-  const [bl, br, bb, bt] = G.blast, ms = s * G.map_scale;
+  const [bl, br, bb, bt] = stage.blast, ms = s * G.map_scale;
   const mLeft = mainW - (br - bl) * ms - 10, mTop = 10;
   const mx = (x) => mLeft + (x - bl) * ms, my = (y) => mTop + (bt - y) * ms;
   const FILL = [[C.fox, C.fox_edge], [C.marth, C.marth_edge]];
@@ -23,17 +25,23 @@ function makePainter(canvas, G, labels) {
 
   function background() {
     g.fillStyle = C.sky; g.fillRect(0, 0, canvas.width, canvas.height);
-    const e = G.edge;
+    const e = stage.edge;
     const body = [[-e, 0], [e, 0], [e - 6, -10], [e - 26, -22], [e - 40, -42], [-(e - 40), -42], [-(e - 26), -22], [-(e - 6), -10]];
     g.beginPath(); body.forEach(([x, y], i) => (i ? g.lineTo(px(x), py(y)) : g.moveTo(px(x), py(y))));
     g.closePath(); g.fillStyle = C.stage; g.fill();
     g.strokeStyle = C.stage_top; g.lineWidth = 3;
     g.beginPath(); g.moveTo(px(-e), py(0)); g.lineTo(px(e), py(0)); g.stroke();
     for (const side of [-e, e]) { g.beginPath(); g.moveTo(px(side), py(0)); g.lineTo(px(side), py(-5)); g.stroke(); }
+    for (const [pl, pr, ph] of stage.platforms) {  // soft platforms: a top to stand on, a thin body for looks
+      g.fillStyle = C.stage; g.fillRect(px(pl), py(ph), (pr - pl) * s, 3 * s);
+      g.beginPath(); g.moveTo(px(pl), py(ph)); g.lineTo(px(pr), py(ph)); g.stroke();
+    }
     g.fillStyle = C.hud; g.fillRect(mx(bl), my(bt), (br - bl) * ms, (bt - bb) * ms);
     g.strokeStyle = C.blast; g.lineWidth = 1; g.strokeRect(mx(bl), my(bt), (br - bl) * ms, (bt - bb) * ms);
     g.strokeStyle = C.stage_top; g.lineWidth = 2;
     g.beginPath(); g.moveTo(mx(-e), my(0)); g.lineTo(mx(e), my(0)); g.stroke();
+    g.lineWidth = 1;
+    for (const [pl, pr, ph] of stage.platforms) { g.beginPath(); g.moveTo(mx(pl), my(ph)); g.lineTo(mx(pr), my(ph)); g.stroke(); }
     g.strokeStyle = C.dim; g.lineWidth = 1; g.strokeRect(mx(L), my(T), (R - L) * ms, (T - B) * ms);
     g.fillStyle = C.blast; g.font = font(false, 11); g.textBaseline = "top"; g.textAlign = "left";
     g.fillText("blast zones", mx(bl), my(bb) + 3);

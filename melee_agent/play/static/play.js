@@ -8,7 +8,8 @@ const me = S.human === "fox" ? 0 : 1;
 const labels = me === 0 ? ["you", S.opponent] : [S.opponent, "you"];
 const canvas = document.getElementById("game");
 const draw = makePainter(canvas, S.geometry, labels);
-const title = `arena · fight · you play ${S.human === "fox" ? "Fox" : "Marth"} · delay ${S.delay_frames} frames`;
+const place = S.geometry.stage === "final_destination" ? "" : ` · ${S.geometry.stages[S.geometry.stage].title}`;
+const title = `arena · fight${place} · you play ${S.human === "fox" ? "Fox" : "Marth"} · delay ${S.delay_frames} frames`;
 const stats = window.playStats = { frames: 0, lastFrame: -1, firstAt: null, lastAt: null, latencies: [],
                                    over: false, result: null, errors: [], sent: 0 };
 

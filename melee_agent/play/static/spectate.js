@@ -5,7 +5,7 @@
 
 const S = window.SETTINGS;
 const stats = window.spectateStats = { modelVersion: null, frames: 0, seen: [] };
-let draw = null;
+let draw = null, drawnStage = null;
 const labels = ["model", `CPU level ${S.cpu_level}`];  // the painter reads them at each frame
 document.getElementById("run").textContent = `run ${S.run_dir} · CPU level ${S.cpu_level}`;
 
@@ -37,7 +37,10 @@ function onMessage(m) {
   }
   if (m.type !== "frame") return;
   labels[0] = `model v${m.model_version}`;
-  if (!draw) draw = makePainter(document.getElementById("game"), S.geometry, labels);
+  if (!draw || m.stage !== drawnStage) {  // the model's stage: drawn anew if a model of another one takes over
+    draw = makePainter(document.getElementById("game"), S.geometry, labels, m.stage);
+    drawnStage = m.stage;
+  }
   draw(m, `arena · ${m.game} · model v${m.model_version} · game ${m.games + 1}`);
   stats.frames += 1;
 }
