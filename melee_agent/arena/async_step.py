@@ -30,7 +30,7 @@ from melee_agent.arena.env_state import AGENT, CPU, EnvState
 from melee_agent.arena.fight.frame import FightConsts, fight_frame, fight_frame_pads
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.dodge.frame import game_frame
-from melee_agent.arena.episodes import DecisionEnd, close_decision, reset_finished
+from melee_agent.arena.episodes import DecisionEnd, close_decision
 from melee_agent.arena.dodge.tables import Tables
 from melee_agent.envs.rewards import frame_outcome
 from melee_agent.envs.vecenv import StepInfo, step_info
@@ -72,9 +72,6 @@ class FrameConsts:
     neutral: torch.Tensor  # [C]: the controller at rest (what is in flight when a game starts)
     fight: FightConsts | None = None  # a fight's tables (game="fight": its frame is fight_frame), else None
     remap: torch.Tensor | None = None  # [A, A] int64: the macro decision a plays after decision p (None: a's own)
-    #: Finished episodes reset inside the compiled frame's graph (:func:`frame_and_end`) rather than in a graph of
-    #: their own: the dodging game's, which end at every hit (see ``Arena``).
-    reset_in_frame: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,22 +196,15 @@ def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, a
 
     A compiled arena plays this as one graph per frame (one call, one fused loop nest) rather than a
     frame and then a decision's end. Where no environment is ready the end changes nothing (it only
-    touches ready environments), so the caller keeps ``end.state`` after every frame. Finished fights
+    touches ready environments), so the caller keeps ``end.state`` after every frame. Finished games
     are not reset here: the caller resets them (:func:`~melee_agent.arena.episodes.reset_finished`)
     on the frames where ``step.done`` holds somewhere (each environment ends a game once in thousands of
     frames; B of them out of step end one on about 1 - e^(-B/L) of the frames, for games L frames long).
-    With ``c.reset_in_frame`` (dodging: an episode ends at every hit, so at B = 4,096 some environment ends one
-    on nearly every frame) they reset here, through the same masks: the fresh values are written in the
-    frame's own pass over the state, where a graph of their own would read and write the whole state again.
-    Either way a reset touches only environments whose game ended, and ends happen only on the frame that
-    closes the call (an ended game leaves its environment ready), so both play the same games.
     """
     f = frame_async(state, start, actions, acc, cur, mf, c)
     ko_cause = ko_causes(f.state)
     end = close_decision(f.state, f.ready, f.action.float(), f.totals.reward, T, num_actions)
     info = decision_info(end, f.ready, f.done, f.totals, f.terminal, f.truncated, ko_cause, c)
-    if c.reset_in_frame:
-        end = reset_finished(end, f.done, c.seed, c.mix, c.neutral, T, num_actions)
     return FrameAndEnd(f._replace(state=end.state), end, info)
 
 

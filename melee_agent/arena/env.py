@@ -122,10 +122,7 @@ class Arena:
             clock_in_state=self.layout.shows_clock,
             delay=delay_frames, neutral=table[:, self.noop_index, 0].clone(),
             fight=self._fight_consts(num_envs, cpu),
-            remap=None if aset.remap is None else torch.as_tensor(aset.remap_table, device=self.device),
-            # Dodging episodes end at every hit (level 9 hits a standing Fox within a second), so a compiled arena
-            # resets them in the frame's graph; a fight's games last thousands of frames (async_step.frame_and_end).
-            reset_in_frame=not self.whole_games)
+            remap=None if aset.remap is None else torch.as_tensor(aset.remap_table, device=self.device))
         #: Every game's state by name (:class:`~melee_agent.arena.env_state.EnvState`); each call
         #: replaces it with the next one (tests and tools may too, between calls).
         with torch.inference_mode():  # as every later state is: a compiled frame specializes on it
@@ -354,7 +351,7 @@ class Arena:
             # Only the last frame can have ended a game (it left someone ready). The first call runs the
             # reset graph whatever ``done`` says (where nothing ended it changes nothing), so that it compiles
             # now, on a state the frame's graph made, rather than at the first game's end.
-            if not self._consts.reset_in_frame and (not self._reset_compiled or bool(f.done.any())):
+            if not self._reset_compiled or bool(f.done.any()):
                 self._reset_compiled = True
                 c = self._consts
                 end = self._reset_finished(end, f.done, c.seed, c.mix, c.neutral, self.T, self.num_actions)

@@ -68,40 +68,6 @@ def test_compiled_fights_play_the_same_games_as_eager(cpu):
         torch.testing.assert_close(c[13], e[13], atol=1e-3, rtol=1e-5)  # return, Marth's percent
 
 
-def _dodge_calls(compiled_path: bool, resets: list[int]) -> list[tuple[torch.Tensor, ...]]:
-    """60 ``step_async`` calls of the dodging game against Melee's CPU; ``compiled_path``: through the compiled
-    arena's functions, run raw (no inductor: what they compute, exactly), counting the separate resets."""
-    from melee_agent.arena import episodes as storage  # noqa: PLC0415
-    from melee_agent.arena.async_step import frame_and_end  # noqa: PLC0415
-
-    env = Arena(48, cpu_level=[1, 9], seed=3, compile=compiled_path, game="dodge", cpu="melee")
-    if compiled_path:
-        def reset(*args):
-            resets.append(1)
-            return storage.reset_finished(*args)
-        env._frame_and_end, env._reset_finished = frame_and_end, reset
-    env.reset()
-    gen = torch.Generator().manual_seed(1)
-    out = []
-    for _ in range(60):
-        obs, reward, done, info = env.step_async(torch.randint(0, env.num_actions, (48,), generator=gen))
-        out.append((obs, reward, done, info.ready, info["episode_frame"], info.final_obs, info.cpu_level,
-                    env.state.game.episode, env.state.players.position_x))
-    return out
-
-
-def test_the_dodging_game_resets_in_the_frames_graph_and_plays_the_same_games():
-    """The compiled dodging arena resets ended episodes inside its frame's graph (an episode ends at every hit:
-    a separate reset graph would run on nearly every frame), and plays the same games as the eager arena."""
-    resets: list[int] = []
-    eager, fused = _dodge_calls(False, resets), _dodge_calls(True, resets)
-    assert sum(int(e[2].sum()) for e in eager) > 5  # episodes ended (and reset) along the way
-    assert not resets  # no reset graph of its own
-    for e, c in zip(eager, fused):
-        for k in range(len(e)):
-            assert torch.equal(c[k], e[k]), k
-
-
 @pytest.mark.slow
 def test_compiled_lockstep_step_matches_eager():
     eager, fused = _play(False, 40, lockstep=True), _play(True, 40, lockstep=True)
@@ -180,9 +146,7 @@ def test_each_compiled_arena_function_traces_as_one_graph(game, cpu):
     for _ in range(20):  # past the 30-frame clock: games end and reset
         env.step_async(torch.randint(0, env.num_actions, (8,), generator=gen))
     env.step(torch.zeros(8, dtype=torch.long))
-    # The dodging game resets in its frame's graph (test_the_dodging_game_resets_in_the_frames_graph_...).
-    resets_alone = {"reset_finished"} if game == "fight" else set()
-    assert set(calls) == {"frame_and_end", "frame_async", "finish_decision"} | resets_alone
+    assert set(calls) == {"frame_and_end", "reset_finished", "frame_async", "finish_decision"}
     for name, (fn, args) in calls.items():
         explained = torch._dynamo.explain(fn)(*args)
         assert explained.graph_break_count == 0 and explained.graph_count == 1, (name, explained.break_reasons)
