@@ -33,18 +33,23 @@ def reset_envs(state: EnvState, mask: Tensor, seed: Tensor, mix: LevelMix, neutr
     g = g._replace(cpu_level=torch.where(mask, mix.pick(u.level, g.env_id), g.cpu_level),
                    **{name: torch.where(mask, 0.0, getattr(g, name))
                       for name in ("episode_frame", "previous_action", "cpu_cooldown", "episode_return")})
+    fight = None if state.fight is None else where(mask, state.fight.fresh(), state.fight)
+    return EnvState(where(mask, fresh_players(u, state.players.percent), state.players), g,
+                    torch.where(mask.view(-1, 1, 1), neutral, state.inputs), fight)
+
+
+def fresh_players(u: ResetDraws, like: Tensor) -> PlayerState:
+    """Both players as a new episode starts them, ``[B, 2]`` each (shaped as ``like``): standing apart on the
+    stage at the spots drawn in ``u``, 4 stocks, 0%; every field but the position and facing is a constant."""
     ax = -60.0 + 120.0 * u.agent_x
     side = torch.where(ax > 0, -1.0, 1.0)
     cx = (ax + side * (50.0 + 40.0 * u.gap)).clamp(-80.0, 80.0)
-    zero = torch.zeros_like(state.players.percent)
+    zero = torch.zeros_like(like)
     both = lambda v: zero + v  # noqa: E731  the same value for both players
-    fresh = PlayerState(*(zero for _ in PlayerState._fields))._replace(
+    return PlayerState(*(zero for _ in PlayerState._fields))._replace(
         position_x=torch.stack((ax, cx), 1), facing=torch.stack((side, -side), 1),
         action=both(float(Action.STANDING.value)), move=both(NO_MOVE), action_frame=both(1.0),
         on_ground=both(1.0), jumps_left=both(2.0), stock=both(4.0), shield_strength=both(d.SHIELD_MAX))
-    fight = None if state.fight is None else where(mask, state.fight.fresh(), state.fight)
-    return EnvState(where(mask, fresh, state.players), g, torch.where(mask.view(-1, 1, 1), neutral, state.inputs),
-                    fight)
 
 
 def observe(players: PlayerState, previous_action: Tensor, T: Tables, num_actions: int) -> Tensor:
@@ -96,7 +101,12 @@ def reset_finished(end: DecisionEnd, done: Tensor, seed: Tensor, mix: LevelMix, 
     next (``final`` where its episode goes on): the second half of :func:`finish_decision`. What the
     decision reports (``final``, stocks, percent...) stays as it was before the reset."""
     state = reset_envs(end.state, done, seed, mix, neutral)
-    fresh = observe(state.players, state.game.previous_action, T, num_actions)
+    # The fresh episodes' observation from their start alone (previous action 0, as reset_envs sets it): every raw
+    # field but the position and facing is a constant there, which a compiled graph folds, where the observation
+    # of the whole reset state re-encodes every field (measured: the larger part of the reset's graph, B = 4,096).
+    u = ResetDraws.draw(state.game.env_id, state.game.episode, seed)
+    start = fresh_players(u, state.players.percent)
+    fresh = observe(start, torch.zeros_like(state.game.previous_action), T, num_actions)
     return end._replace(state=state, next=torch.where(done.unsqueeze(1), fresh, end.final))
 
 
