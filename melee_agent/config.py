@@ -91,9 +91,9 @@ class EnvConfig:
     # arena and in Dolphin (configs/dolphin-fight.toml).
     game: str = "dodge"
     # Arena only: which CPU plays Marth -- "melee" (Melee's own AI from the decompilation and SmashWiki,
-    # DESIGN.md "Melee's CPU", arena/fight/melee_cpu.py: both games play it on the fight's engine) or "designed"
-    # (the earlier CPU: fights arena/fight/marth_cpu.py; the dodging game its earlier frame, arena/dodge/frame.py
-    # with arena/cpu_levels.py CPU_LEVELS). "melee" is the default; results made before it were against
+    # DESIGN.md "Melee's CPU", arena/cpu/melee.py: both games play it on the fight's engine) or "designed"
+    # (the earlier CPU: fights arena/cpu/designed.py; the dodging game its earlier frame, arena/dodge/frame.py
+    # with arena/cpu/levels.py CPU_LEVELS). "melee" is the default; results made before it were against
     # "designed" (set env.cpu = "designed" to reproduce them).
     cpu: str = "melee"
     # Frames between the agent's controller state and the game reading it, in the arena and in

@@ -25,8 +25,8 @@ import torch
 
 from typing import NamedTuple
 
+from melee_agent.arena.cpu.levels import LevelMix, LevelTable
 from melee_agent.arena.stage_table import StageMix
-from melee_agent.arena.cpu_levels import LevelMix, LevelTable
 from melee_agent.arena.env_state import AGENT, CPU, EnvState
 from melee_agent.arena.fight.frame import FightConsts, fight_frame, fight_frame_pads
 from melee_agent.arena.fight.pads import Pads

@@ -39,7 +39,7 @@ from melee_agent.arena import episodes as storage
 from melee_agent.arena.async_step import (FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
                                           ko_causes, macro_of, pads_frame)
 from melee_agent.arena.compiled import compiled
-from melee_agent.arena.cpu_levels import LevelMix, LevelTable, check_levels
+from melee_agent.arena.cpu.levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
 from melee_agent.arena.fight.frame import FightConsts, check_cpu
 from melee_agent.arena.fight.pads import Pads
@@ -80,8 +80,8 @@ class Arena:
             raise ValueError(f"state_layout {state_layout!r} shows a fight's clock and stocks; the {self.game!r} game "
                              f"plays {STATE_LAYOUT!r}")
         check_cpu(cpu)
-        #: Which CPU plays Marth: ``melee`` (Melee's own AI, fight/melee_cpu.py, in both games) or ``designed``
-        #: (fights: fight/marth_cpu.py; dodging: cpu_levels.CPU_LEVELS on the dodging game's earlier frame).
+        #: Which CPU plays Marth: ``melee`` (Melee's own AI, cpu/melee.py, in both games) or ``designed``
+        #: (fights: cpu/designed.py; dodging: cpu/levels.py CPU_LEVELS on the dodging game's earlier frame).
         self.cpu = cpu
         #: The game is played on the fight's engine (fights, and the dodging rules against Melee's CPU: one Fox,
         #: one Marth, one CPU), else on the dodging game's earlier frame (arena/dodge/frame.py, ``designed``).

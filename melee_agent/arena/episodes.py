@@ -14,7 +14,7 @@ from melee.enums import Action
 from torch import Tensor
 
 from melee_agent.arena import libmelee_data as d
-from melee_agent.arena.cpu_levels import LevelMix
+from melee_agent.arena.cpu.levels import LevelMix
 from melee_agent.arena.draws import ResetDraws
 from melee_agent.arena.env_state import EnvState, PlayerState, where
 from melee_agent.arena.stage_table import StageMix

@@ -207,6 +207,10 @@ MARTH_MOVES: tuple[Move, ...] = (
 )
 #: libmelee action ids of Marth's attacks (what the CPU swings with, what a dodger watches for).
 MARTH_ATTACK_ACTIONS: tuple[int, ...] = tuple(m.action for m in MARTH_MOVES)
+#: libmelee action ids of Marth's grabs, standing and out of a dash (enums.Action GRAB 212, GRAB_RUNNING 214; the
+#: fight engine's Slot.GRAB and Slot.DASH_GRAB play them): Melee's CPU grabs from its attack lists, and a grab
+#: ends a dodging episode as a hit does.
+MARTH_GRAB_ACTIONS: tuple[int, ...] = (A.GRAB.value, A.GRAB_RUNNING.value)
 # Fox's shine: hitbox on frame 1 (framedata.csv); from the game data: 5%, 0 degrees, set knockback
 # 80 (growth 100, base 0), electric (the element matters only for hitlag, which the arena leaves out).
 FOX_SHINE = _move("shine", Character.FOX, A.DOWN_B_GROUND_START)

@@ -3,7 +3,7 @@
 Plays four scenarios in the arena (Fox standing, Fox approaching and attacking, Fox off stage, Marth off
 stage) and prints Marth's choices by share, shield hits and perfect shields, reaction frames, throws and
 recovery options (:mod:`melee_agent.arena.cpu_report`), then each behaviour the sources name beside the
-arena's figure (:mod:`melee_agent.arena.cpu_sources`); ``--json FILE`` writes the same figures.
+arena's figure (:mod:`melee_agent.arena.cpu.sources`); ``--json FILE`` writes the same figures.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from melee_agent.arena import cpu_report, cpu_sources  # noqa: PLC0415 (torch loads only when the command runs)
+    from melee_agent.arena import cpu_report  # noqa: PLC0415 (torch loads only when the command runs)
+    from melee_agent.arena.cpu import sources as cpu_sources  # noqa: PLC0415
 
     if args.envs < 1 or args.frames < 1:
         raise ValueError("--envs and --frames must be at least 1")

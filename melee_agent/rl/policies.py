@@ -5,7 +5,7 @@
 so the same one plays the arena and real Melee.
 
 ``dodger`` shows the task can be solved: when the opponent's action turns into one of Marth's
-attacks (its action_frame is in the first few frames) and it is close enough to reach, spot
+attacks or grabs (its action_frame is in the first few frames) and it is close enough to reach, spot
 dodge; otherwise stand still. ``roller`` rolls through Marth (toward him, out behind him) whenever he is near,
 whatever he is doing: against Melee's versus CPU, which turns for 13 frames when its target gets behind it, that
 alone stays untouched through many level-9 minutes (docs/cpu.md).
@@ -29,7 +29,7 @@ import torch
 from melee.enums import Action
 
 from melee_agent.envs.actions import base_name, get_action_set
-from melee_agent.arena.libmelee_data import MARTH_ATTACK_ACTIONS
+from melee_agent.arena.libmelee_data import MARTH_ATTACK_ACTIONS, MARTH_GRAB_ACTIONS
 from melee_agent.envs.state import STATE_FIELDS, STATE_NAMES
 
 Policy = Callable[[torch.Tensor], torch.Tensor]
@@ -61,7 +61,14 @@ def random_policy(action_set: str, seed: int = 0) -> Policy:
     return act
 
 
+#: Marth's threats out of a dash, which slide in farther than a standing one (the dodger's ``dash_reach``).
+_DASH_THREATS = (Action.DASH_ATTACK.value, Action.GRAB_RUNNING.value)
+
+
 def dodger_policy(action_set: str, reach: float = 45.0, dash_reach: float = 70.0, react_frames: int = 3) -> Policy:
+    """Spot dodge when Marth starts an attack or a grab within ``reach`` (``dash_reach`` for one out of a dash)
+    and at most ``react_frames`` into it, else stand: a spot dodge's intangibility beats hitboxes and grab boxes
+    alike."""
     aset = get_action_set(action_set)
     noop = aset.noop_index
     dodge = aset.index("spot_dodge" if "spot_dodge" in aset.names else "l_down")
@@ -71,9 +78,11 @@ def dodger_policy(action_set: str, reach: float = 45.0, dash_reach: float = 70.0
         opp_frame = torch.round(_raw(obs, "opponent_action_frame"))
         dist = (_raw(obs, "agent_x") - _raw(obs, "opponent_x")).abs()
         attacking = torch.zeros_like(dist, dtype=torch.bool)
-        for a in MARTH_ATTACK_ACTIONS:
+        for a in MARTH_ATTACK_ACTIONS + MARTH_GRAB_ACTIONS:
             attacking |= opp_action == a
-        dash = opp_action == Action.DASH_ATTACK.value
+        dash = torch.zeros_like(attacking)
+        for a in _DASH_THREATS:
+            dash |= opp_action == a
         close = dist <= torch.where(dash, torch.full_like(dist, dash_reach), torch.full_like(dist, reach))
         go = attacking & (opp_frame <= react_frames) & close
         return torch.where(go, dodge, noop).long()

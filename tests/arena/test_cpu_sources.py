@@ -1,10 +1,11 @@
-"""``cpu-report``'s figures beside the sources (arena/cpu_sources.py): the perfect-shield probe and the rows."""
+"""``cpu-report``'s figures beside the sources (arena/cpu/sources.py): the perfect-shield probe and the rows."""
 
 from __future__ import annotations
 
 import pytest
 
-from melee_agent.arena import cpu_report, cpu_sources
+from melee_agent.arena import cpu_report
+from melee_agent.arena.cpu import sources as cpu_sources
 
 
 def test_the_probe_meets_no_shield_the_melee_cpu_releases_r_for_its_roll_script():

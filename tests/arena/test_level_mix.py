@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from melee_agent.arena import Arena
-from melee_agent.arena.cpu_levels import LevelMix, check_levels
+from melee_agent.arena.cpu.levels import LevelMix, check_levels
 from melee_agent.config import ConfigError, config_to_toml, env_levels, load_config
 from melee_agent.envs.make import make_env, make_eval_env
 from melee_agent.report.evaluate import evaluate

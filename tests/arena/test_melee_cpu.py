@@ -1,4 +1,4 @@
-"""Melee's own CPU (``cpu = "melee"``, arena/fight/melee_cpu.py): each rule against a scripted situation that
+"""Melee's own CPU (``cpu = "melee"``, arena/cpu/melee.py): each rule against a scripted situation that
 triggers it, the perfect shield it plays, and ``cpu-report``'s figures (a small run)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from melee.enums import Action
 
 from melee_agent.arena import Arena, cpu_report
 from melee_agent.arena.env_state import with_game
-from melee_agent.arena.fight import melee_cpu
+from melee_agent.arena.cpu import melee as melee_cpu
 from melee_agent.arena.fight.frame import EDGE, count_down, play
 from melee_agent.arena.fight.fighter import rows_of
 from melee_agent.arena.fight.moves import Slot, row

@@ -2,7 +2,7 @@
 
 Against Melee's CPU (``cpu = "melee"``, the default) the dodging game is its rules played on the fight's
 engine (:mod:`melee_agent.arena.fight.frame`: its motion, hits, intangibility and Marth); this frame, with
-its own Fox, Marth and designed CPU (:data:`~melee_agent.arena.cpu_levels.CPU_LEVELS`), stays so that results
+its own Fox, Marth and designed CPU (:data:`~melee_agent.arena.cpu.levels.CPU_LEVELS`), stays so that results
 made against the designed CPU replay as they were.
 
 A frame is a pure function of an :class:`~melee_agent.arena.env_state.EnvState`: each phase
@@ -22,7 +22,7 @@ from torch import Tensor
 from melee_agent.envs.actions import COL
 from melee_agent.arena import libmelee_data as d
 from melee_agent.arena import knockback as kb
-from melee_agent.arena.cpu_levels import LevelTable, LevelTensors
+from melee_agent.arena.cpu.levels import LevelTable, LevelTensors
 from melee_agent.arena.draws import CpuDraws
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, PlayerState, contiguous, put
 from melee_agent.arena.dodge.tables import AIRDODGE_FRAMES, LANDING_SPECIAL_FRAMES, MOVE_INDEX, NUM_MARTH_MOVES
@@ -301,7 +301,7 @@ def _cpu_control(state: EnvState, T: Tables, level: LevelTensors, u: CpuDraws) -
     """The designed CPU's Marth: face the agent, forecast it, choose and start an attack (by level), else approach.
 
     Melee's own CPU is not played here: the dodging game against it runs on the fight's engine (its Marth and
-    :mod:`melee_agent.arena.fight.melee_cpu`); this frame stays for ``cpu = "designed"``, to replay earlier results.
+    :mod:`melee_agent.arena.cpu.melee`); this frame stays for ``cpu = "designed"``, to replay earlier results.
     """
     ps = state.players
     dx = ps.position_x[:, AGENT] - ps.position_x[:, CPU]
@@ -489,9 +489,6 @@ def game_frame(state: EnvState, ctrl: Tensor, T: Tables, levels: LevelTable, see
 
     Each environment's CPU plays the level in its ``game.cpu_level`` (values from ``levels``, the designed CPU's).
     """
-    if levels.cpu != "designed":
-        raise ValueError(f"the dodging frame plays the designed CPU only, not {levels.cpu!r}: the dodging game "
-                         "against Melee's CPU plays on the fight's engine (Arena(cpu='melee'))")
     state = _count_down(state)
     ps = _end_timed_actions(state.players)
     ps = _agent_control(ps, ctrl)

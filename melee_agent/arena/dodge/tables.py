@@ -2,7 +2,7 @@
 actions' intangibility windows, indexed as the simulator reads them.
 
 The state's fields are in :mod:`melee_agent.arena.env_state`, the CPU levels in
-:mod:`melee_agent.arena.cpu_levels`.
+:mod:`melee_agent.arena.cpu.levels`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ agent's controller state, Marth reads the one his CPU (:mod:`melee_agent.arena.c
 * :mod:`.hits` -- hitboxes against hurtboxes, knockback, hitlag, hitstun, DI, shields, grabs,
   pummels and throws;
 * :mod:`melee_agent.arena.cpu` -- the CPUs that play Marth (``melee``: the game's own; ``designed``: the earlier
-  design); ``marth_cpu`` and ``melee_cpu`` here re-export them;
+  design);
 * :mod:`.frame` -- one fight frame, in that order.
 
 The dodging game (``game="dodge"``) is a set of rules played on this engine against Melee's CPU (the same Fox,

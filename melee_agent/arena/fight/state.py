@@ -75,11 +75,11 @@ class FightState(NamedTuple):
     """The jump squat's input and hop (doldecomp/melee ``ftCo_KneeBend.c``): 0 the jump button, 1 the main stick (tap
     jump), 2 a short hop (the input let go on a squat frame: ``ftCo_KneeBend_Check_ShortHop``)."""
     cpu_plan: Tensor
-    """[B] the CPU's current plan (see :mod:`.marth_cpu`)."""
+    """[B] the CPU's current plan (see :mod:`melee_agent.arena.cpu`)."""
     cpu_timer: Tensor
     """[B] frames the CPU has followed it."""
     cpu_act: Tensor
-    """[B] the melee CPU's pending choice (an attack slot, a roll's side; see :mod:`.melee_cpu`)."""
+    """[B] the melee CPU's pending choice (an attack slot, a roll's side; see :mod:`melee_agent.arena.cpu.melee`)."""
     cpu_wait: Tensor
     """[B] the melee CPU's frames left to wait before it plays that choice (or keeps its shield)."""
     cpu_count: Tensor
