@@ -260,3 +260,12 @@ def test_a_full_jump_onto_yoshis_storys_side_platform_takes_the_replays_airtime(
     air = acts.count(float(Action.JUMPING_FORWARD.value))
     landed = acts.index(LANDING)
     assert air == 26 and t[landed][1] == pytest.approx(stage_named("yoshis_story").platforms[0].height)
+
+
+def test_place_keeps_a_jumps_collision_box_lock():
+    env = _arena("final_destination")
+    env.place(AGENT, position_x=0.0, position_y=8.0, on_ground=0.0, action=float(Action.JUMPING_FORWARD.value),
+              action_frame=3.0, speed_y_self=2.0)
+    assert float(env.state.fight.ecb_lock[0, AGENT]) == 8.0  # 10 frames from the takeoff, 2 of them gone
+    env.place(AGENT, action=FALLING, action_frame=3.0)
+    assert float(env.state.fight.ecb_lock[0, AGENT]) == 0.0

@@ -22,7 +22,7 @@ from melee_agent.arena.fight import fighter, hits, pads, physics
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.fight.fighter import STANDING, set_free, start, slot_row
 from melee_agent.arena.fight.moves import FightTable, Slot, build_table
-from melee_agent.arena.fight.state import FightState, Pad
+from melee_agent.arena.fight.state import ECB_LOCK, FightState, Pad
 from melee_agent.arena.dodge.frame import FrameResult
 from melee_agent.arena.stage_table import StageGeo
 from melee_agent.arena.stages import stage_named
@@ -38,7 +38,6 @@ SHIELD_REGEN = 0.07  # SmashWiki shield: +0.07 per frame while not held
 #: shield damage): a hit on the shield's frames 1-4. Played with ``cpu = "melee"`` only (``designed`` keeps
 #: the earlier rules, so its games replay as they were).
 PERFECT_SHIELD_FRAMES = 4
-ECB_LOCK = 10  # doldecomp/melee ftCommon_8007D5D4: ecb_lock = 10 on going airborne (fighter.c counts it down)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ of the frames up to it, oldest first, from which the stick's tilt timers are cou
 arena keeps one horizontal self speed, so a grounded fighter takes ``speed_ground_x_self`` and an
 airborne one ``speed_air_x_self``. A placed fighter is out of hitstun, hitlag and any launch; an action
 the arena times (jump squat, landing, air dodge, special landing) resumes at its ``action_frame``, any other is a free state.
+A fighter placed in a jump or a platform drop keeps what is left of its collision box's lock after leaving the ground
+(the box's bottom at its feet for 10 frames); in any other action the box is unlocked.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from melee_agent.arena.fight.fighter import HOP_BUTTON, HOP_SHORT, HOP_STICK, TA
 from melee_agent.arena.fight.moves import FightTable, Slot
 from melee_agent.arena.fight.ground import tilt_timer
 from melee_agent.arena.fight.pads import Pads, read
+from melee_agent.arena.fight.state import ECB_LOCK
 
 FIELDS = ("position_x", "position_y", "speed_air_x_self", "speed_ground_x_self", "speed_y_self", "action",
           "action_frame", "facing", "on_ground", "jumps_left", "percent", "controller_state")
@@ -67,7 +70,14 @@ def place(state: EnvState, T: FightTable, port: int, idx: Tensor, fields: dict[s
                facing=facing, on_ground=on_ground, jumps_left=get("jumps_left", ps.jumps_left),
                percent=get("percent", ps.percent), move=move, busy_left=busy, fast_falling=ff.float(),
                speed_x_attack=0.0, speed_y_attack=0.0, hitstun_frames_left=0.0, hit_done=0.0)
-    fnew: dict[str, Any] = dict(hitlag_left=0.0, launch_kb=0.0, helpless=0.0, lcancel_left=0.0, ledge_wait=0.0)
+    # The collision box's bottom stays at the feet for ECB_LOCK frames after leaving the ground: a fighter placed in a
+    # jump or a drop through a platform (which start as it leaves) has the rest of that lock; any other has none.
+    leaving = (on_ground <= 0) & ((action == float(Action.JUMPING_FORWARD.value))
+                                  | (action == float(Action.JUMPING_BACKWARD.value))
+                                  | (action == float(Action.PLATFORM_DROP.value)))
+    lock = torch.where(leaving, (ECB_LOCK + 1 - af).clamp(min=0.0), 0.0)
+    fnew: dict[str, Any] = dict(hitlag_left=0.0, launch_kb=0.0, helpless=0.0, lcancel_left=0.0, ledge_wait=0.0,
+                                ecb_lock=lock, pass_left=0.0)
     if "controller_state" in fields:
         given = fields["controller_state"]
         frames = [given] if isinstance(given, Pads) else list(given)  # one frame, or the frames up to it

@@ -23,6 +23,11 @@ from torch import Tensor
 from melee_agent.arena.knockback import STALE_QUEUE
 
 
+#: Frames the collision box's bottom stays at the feet after leaving the ground (doldecomp/melee ftCommon_8007D5D4:
+#: ``ecb_lock = 10``; fighter.c counts it down and unlocks at 0).
+ECB_LOCK = 10
+
+
 class FightState(NamedTuple):
     hitlag_left: Tensor
     """Hitlag frames left: the player is frozen (both attacker and victim), [B, 2]."""
