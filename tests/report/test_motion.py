@@ -149,7 +149,6 @@ def test_replays_are_followed_frame_by_frame(tmp_path: Path) -> None:
 
 @needs_replays
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the arena lands at y = 0, not by the collision box, and has no platforms yet")
 def test_fox_is_followed_through_landings_and_on_platforms() -> None:
     results, _ = motion.run([REPLAY_DIR / name for name in READABLE_REPLAYS])
     s = motion.summarize(results)["fox"]
