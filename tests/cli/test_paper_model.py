@@ -27,4 +27,4 @@ def test_the_umi_bot_reads_the_paper_action_set_with_its_remap(paper_model):
     from melee_agent.umi import MeleeAgentBot  # noqa: PLC0415
 
     bot = MeleeAgentBot.from_file(paper_model)
-    assert bot.action_set.name == "untouchable-paper" and bot.remap[1, 4] != 1  # after a shine: a wavedash
+    assert bot.action_set.name == "untouchable-paper" and bot.players[0].remap[1, 4] != 1  # after a shine: a wavedash

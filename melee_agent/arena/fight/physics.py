@@ -156,6 +156,15 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: Tensor 
         speed_y_attack=torch.where(land, 0.0, torch.where(live, dky, ky)),
         position_x=x, position_y=torch.where(land, surface, y), on_ground=torch.where(lift, 0.0, ps.on_ground))
     ps, fs = _land(ps, fs, T, land)
+    ps = _push_apart_and_walk_off(ps, T, r, live, ground, lift, on_stage, geo)
+    return _catch_ledge(ps, fs, T, edge, live, dy)
+
+
+def _push_apart_and_walk_off(ps: PlayerState, T: FightTable, r: Tensor, live: Tensor, ground: Tensor, lift: Tensor,
+                             on_stage: Tensor, geo: StageGeo | None) -> PlayerState:
+    """After the frame's movement: two grounded fighters that overlap push apart, and a fighter grounded before it
+    (``ground``) with no floor under it now (off the main floor's edge, or a platform's end) starts to fall."""
+    P = 0 if geo is None else geo.plat_h.shape[-1]
     # Two grounded fighters that overlap push apart (a tie puts port 0 to the left); not in a grab.
     both = (ps.on_ground > 0) & (other(ps.on_ground, T) > 0)
     gap = ps.position_x - other(ps.position_x, T)
@@ -174,7 +183,7 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: Tensor 
     ps = ps._replace(on_ground=torch.where(walk_off, 0.0, ps.on_ground),
                      jumps_left=torch.where(walk_off | lift, ps.jumps_left.clamp(max=1.0), ps.jumps_left))
     ps = set_free(ps, walk_off & (ps.move < 0) & (ps.hitstun_frames_left <= 0), FALLING)
-    return _catch_ledge(ps, fs, T, edge, live, dy)
+    return ps
 
 
 def _within(x: Tensor, geo: StageGeo) -> Tensor:
