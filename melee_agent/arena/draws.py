@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
+import numpy as np
 import torch
 
 
@@ -35,6 +36,33 @@ def uniform_streams(env_id: torch.Tensor, counter: torch.Tensor, seed: int | tor
         out.append(x.to(torch.float32) * (1.0 / 4294967296.0))
     return out
 
+
+
+def weights_cdf(weights: Sequence[float] | None, items: Sequence[object], label: str, noun: str,
+                device: torch.device | str) -> torch.Tensor:
+    """``[K]`` float32 cumulative normalized weights of ``items`` (None or empty: equal), the last exactly 1; a
+    ValueError naming ``label`` for a count that differs from the items' or a weight that is negative or not finite.
+
+    >>> weights_cdf([1, 3], (5, 9), "level weights", "levels", "cpu").tolist()
+    [0.25, 1.0]
+    """
+    w = [1.0] * len(items) if not weights else [float(x) for x in weights]
+    if len(w) != len(items):
+        raise ValueError(f"{label}: {len(w)} weights for {len(items)} {noun} {list(items)}")
+    if any(not np.isfinite(x) or x < 0 for x in w) or sum(w) <= 0:
+        raise ValueError(f"{label} must be non-negative with a positive sum, got {w}")
+    cdf = np.cumsum(np.asarray(w, np.float64) / sum(w))
+    cdf[-1] = 1.0
+    return torch.tensor(cdf, dtype=torch.float32, device=device)
+
+
+def pick_index(cdf: torch.Tensor, u: torch.Tensor, env_id: torch.Tensor, spread: bool) -> torch.Tensor:
+    """``[B]`` long indices into the ``K`` items of ``cdf``: item ``k`` where ``cdf[k-1] <= u < cdf[k]``, or
+    (``spread``) environment ``i`` keeping ``i % K`` (equal counts per item, for evaluations)."""
+    K = cdf.shape[0]
+    if spread:
+        return env_id.long() % K
+    return torch.searchsorted(cdf, u.contiguous(), right=True).clamp(max=K - 1)
 
 class CpuDraws(NamedTuple):
     """The CPU's random numbers for one frame (stream numbers fixed: they define the games)."""

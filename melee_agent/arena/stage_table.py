@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from melee_agent.arena.draws import pick_index, weights_cdf
 from melee_agent.arena.stages import DEFAULT_STAGE, STAGES, stage_named
 
 #: Columns of a stage's row: edge, blast left / right / top / bottom, respawn x of ports 0 and 1, then per platform
@@ -128,26 +129,15 @@ class StageMix:
     def of(cls, names: str | Sequence[str], weights: Sequence[float] | None, device: torch.device | str,
            spread: bool = False) -> StageMix:
         names = check_stages(names)
-        w = [1.0] * len(names) if not weights else [float(x) for x in weights]
-        if len(w) != len(names):
-            raise ValueError(f"stage_weights: {len(w)} weights for {len(names)} stages {list(names)}")
-        if any(not np.isfinite(x) or x < 0 for x in w) or sum(w) <= 0:
-            raise ValueError(f"stage_weights must be non-negative with a positive sum, got {w}")
-        cdf = np.cumsum(np.asarray(w, np.float64) / sum(w))
-        cdf[-1] = 1.0
-        device = torch.device(device)
         edges = tuple(stage_named(n).edge_x for n in names)
-        return cls(torch.tensor(cdf, dtype=torch.float32, device=device),
+        return cls(weights_cdf(weights, names, "stage_weights", "stages", device),
                    torch.tensor(edges, dtype=torch.float32, device=device), edges, spread)
 
     def pick(self, u: Tensor, env_id: Tensor) -> Tensor:
         """``[B]`` float stage indices for uniform draws ``u``."""
-        K = self.cdf.shape[0]
-        if K == 1:
+        if self.cdf.shape[0] == 1:
             return torch.zeros_like(u)
-        if self.spread:
-            return (env_id.long() % K).float()
-        return torch.searchsorted(self.cdf, u.contiguous(), right=True).clamp(max=K - 1).float()
+        return pick_index(self.cdf, u, env_id, self.spread).float()
 
 
 __all__ = ["StageTable", "StageGeo", "StageMix", "check_stages"]

@@ -27,6 +27,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from melee_agent.arena.draws import pick_index, weights_cdf
+
 
 @dataclass(frozen=True)
 class CpuLevel:
@@ -122,18 +124,8 @@ class LevelMix:
     def of(cls, levels: int | Sequence[int], weights: Sequence[float] | None, device: torch.device,
            spread: bool = False) -> LevelMix:
         lv = check_levels(levels)
-        w = [1.0] * len(lv) if not weights else [float(x) for x in weights]
-        if len(w) != len(lv):
-            raise ValueError(f"level weights: {len(w)} weights for {len(lv)} levels {list(lv)}")
-        if any(not np.isfinite(x) or x < 0 for x in w) or sum(w) <= 0:
-            raise ValueError(f"level weights must be non-negative with a positive sum, got {w}")
-        cdf = np.cumsum(np.asarray(w, np.float64) / sum(w))
-        cdf[-1] = 1.0
         return cls(torch.tensor(lv, dtype=torch.float32, device=device),
-                   torch.tensor(cdf, dtype=torch.float32, device=device), spread)
+                   weights_cdf(weights, lv, "level weights", "levels", device), spread)
 
     def pick(self, u: torch.Tensor, env_id: torch.Tensor) -> torch.Tensor:
-        if self.spread:
-            return self.levels[env_id.long() % self.levels.shape[0]]
-        k = torch.searchsorted(self.cdf, u.contiguous(), right=True).clamp(max=self.levels.shape[0] - 1)
-        return self.levels[k]
+        return self.levels[pick_index(self.cdf, u, env_id, self.spread)]
