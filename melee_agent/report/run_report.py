@@ -163,7 +163,7 @@ class RunReport:
     whole_games: bool = False
     """A fight's report (whole games): it also holds ``level_9``, ``action_set`` and ``delay_frames``."""
     level_9: ModelCheck | None = None
-    """Fights: the extra games at level 9 (None with ``train.final_games_level_9 = 0``)."""
+    """The extra games (fights) or episodes (dodging) at level 9 (None with ``train.final_games_level_9 = 0``)."""
     action_set: str | None = None
     """Fights: the run's action set."""
     delay_frames: int | None = None
@@ -175,7 +175,7 @@ class RunReport:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {**self.model.to_json()}
-        if self.whole_games:
+        if self.whole_games or self.level_9 is not None:
             out["level_9"] = self.level_9.to_json() if self.level_9 is not None else None
         out.update({"baselines": {p: b.to_json() for p, b in self.baselines.items()}, "run_dir": self.run_dir,
                     "curve": [p.to_json() for p in self.curve], "kept": self.kept,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from melee_agent.report.run_report import ModelCheck, RunReport, TrainingFigures
-from tests.run_reports import check, fight_result, report
+from tests.run_reports import check, dodge_result, fight_result, report
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SHIPPED = sorted([DOCS / "train-eval.json", *(DOCS / "gpu").glob("train-*-eval.json")])
@@ -41,6 +41,17 @@ def test_a_fight_report_keeps_its_level_9_action_set_and_delay():
     assert back == r and back.whole_games
     # A fight run with final_games_level_9 = 0 writes level_9 as null, and it reads back so.
     assert RunReport.from_json({**doc, "level_9": None}).to_json()["level_9"] is None
+
+
+def test_a_dodging_report_keeps_its_level_9_episodes_and_one_without_them_has_none():
+    model = check(dodge_result(0.8, 0.7, {lv: 0.8 for lv in range(1, 10)}, episodes=1_800), version=3, step=3000)
+    level_9 = check(dodge_result(0.82, episodes=1_000))
+    doc = json.loads(json.dumps(report(model, [model], level_9=level_9).to_json()))
+    assert doc["level_9"]["episodes"] == 1_000 and doc["level_9"]["untouched_share"] == 0.82
+    assert "action_set" not in doc  # a fight's fields stay a fight's
+    back = RunReport.from_json(doc)
+    assert back.level_9 == level_9 and not back.whole_games
+    assert "level_9" not in report(model, [model]).to_json()  # as reports written before it
 
 
 def test_a_baseline_played_on_another_action_set_keeps_it_and_the_run_keeps_its_own():

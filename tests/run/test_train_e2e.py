@@ -80,7 +80,7 @@ def test_train_command_leaves_model_eval_and_curve(tmp_path):
     assert result["episodes"] == 27 and result["cpu_level"] == list(range(1, 10))
     assert {k: v["episodes"] for k, v in result["per_level"].items()} == {str(lv): 3 for lv in range(1, 10)}
     assert result["untouched_share_worst_level"] == min(v["untouched_share"] for v in result["per_level"].values())
-    assert set(result["baselines"]) == {"noop", "random"}
+    assert set(result["baselines"]) == {"noop", "random", "dodger", "roller"}
     assert result["baselines"]["noop"]["per_level"]["9"]["untouched_share"] == 0.0
     assert result["trained_levels"] == [2, 9]
     # Periodic checks play the trained levels, the same count at each.
