@@ -66,18 +66,25 @@ class SegmentPlayer:
         self.ep_game = torch.zeros(env.num_envs, 3, device=env.device)
 
     @torch.inference_mode()
-    def act(self, model: DuelingDQN, obs: torch.Tensor) -> torch.Tensor:
-        greedy = model(obs).argmax(1)
+    def act(self, model: DuelingDQN, obs: torch.Tensor, uniform: bool = False) -> torch.Tensor:
+        """Epsilon-greedy actions; ``uniform``: every action at random (before the first train step)."""
         B = obs.shape[0]
         explore = torch.rand(B, generator=self.gen, device=obs.device) < self.epsilon
         rand = torch.randint(0, self.env.num_actions, (B,), generator=self.gen, device=obs.device)
-        return torch.where(explore, rand, greedy)
+        if uniform:
+            return rand
+        return torch.where(explore, rand, model(obs).argmax(1))
 
     @torch.inference_mode()
     def play(self, model: DuelingDQN, frames_per_env: int, max_steps: int | None = None,
-             stop: threading.Event | None = None) -> tuple[torch.Tensor, SegmentStats]:
+             stop: threading.Event | None = None, uniform: bool = False) -> tuple[torch.Tensor, SegmentStats]:
         """Play until every environment has played ``frames_per_env`` frames (or ``max_steps`` decisions,
         or ``stop`` is set: what was played so far is returned, so a stopping worker keeps it).
+
+        ``uniform``: act uniformly at random, as DQN fills its replay before learning starts (Stable-Baselines3's
+        ``learning_starts``). An untrained network's greedy action is one fixed macro, whatever it sees: where
+        that is a 32-frame roll the replay filled with one row per roll, and a 15-minute run of the default
+        config (seed 1) was still at its first train step after 10 minutes.
 
         Environments decide asynchronously (``step_async``), so none waits for another's macro;
         each environment's transitions are then turned into n-step rows alone.
@@ -88,7 +95,7 @@ class SegmentPlayer:
         played = torch.zeros(env.num_envs, device=env.device)
         obs = self.obs
         while True:
-            action = self.act(model, obs)
+            action = self.act(model, obs, uniform)
             # The state and action of each environment's current decision (set when it was ready).
             self.dec_obs = torch.where(self.chooses.unsqueeze(1), obs, self.dec_obs)
             self.dec_act = torch.where(self.chooses, action, self.dec_act)

@@ -281,7 +281,8 @@ class Worker:
             while not self.stop.is_set() and (s.segments is None or segment < s.segments):
                 # The stop flag is read every decision: a SIGTERM (systemd's stop) ends the segment
                 # within a macro, not after up to worker.segment_seconds of game.
-                rows, stats = player.play(self.model, frames, stop=self.stop)
+                # Model v0 is the untrained network the manager starts with: random actions until a trained one.
+                rows, stats = player.play(self.model, frames, stop=self.stop, uniform=self.version == 0)
                 stats.extra["worker_id"] = self.worker_id
                 stats.extra["epsilon"] = self.epsilon
                 stats.extra.update(self.counters())

@@ -34,14 +34,15 @@ CPU_OPTIONS = {
 }
 
 
-def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
+def compiled(fn: Callable, device: torch.device | str = "cpu", mutates: bool = False) -> Callable:
     """A compiled ``fn`` for one caller (an ``Arena`` on ``device``); the compiled graph is shared by every caller.
 
     The compiled graph returns a flat list of tensors and the wrapper rebuilds the function's
     NamedTuples around them: torch.compile 2.11 returns a NamedTuple made by ``_replace`` inside
     the graph as an empty tuple. The structure is read from one eager call per wrapper, since an
     arena's inputs, and so its outputs, keep one structure (a fight's state has more fields than a
-    dodge's, so two arenas may differ).
+    dodge's, so two arenas may differ). ``mutates``: ``fn`` writes into its inputs, so that eager call plays on
+    copies of them.
     """
     cpu = torch.device(device).type == "cpu"
     if (fn, cpu) not in _CACHE:
@@ -54,7 +55,8 @@ def compiled(fn: Callable, device: torch.device | str = "cpu") -> Callable:
 
     def call(*args: Any) -> Any:
         if not build:
-            build.append(builder(pytree.tree_structure(fn(*args))))
+            probe = pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, args) if mutates else args
+            build.append(builder(pytree.tree_structure(fn(*probe))))
         return build[0](iter(flat(*args)))
     return call
 

@@ -33,10 +33,11 @@ import dataclasses
 from typing import Callable, Sequence
 
 import torch
+from torch.utils import _pytree as pytree
 
 from melee_agent.envs.actions import get_action_set
 from melee_agent.arena import episodes as storage
-from melee_agent.arena.async_step import (FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
+from melee_agent.arena.async_step import (FrameAndEnd, FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
                                           ko_causes, macro_of, pads_frame)
 from melee_agent.arena.compiled import compiled
 from melee_agent.arena.cpu.levels import LevelMix, LevelTable, check_levels
@@ -113,6 +114,9 @@ class Arena:
         self._frame_and_end = compiled(frame_and_end, self.device) if compile else None
         self._reset_finished = compiled(storage.reset_finished, self.device) if compile else storage.reset_finished
         self._reset_compiled = False
+        self._reset_rows = compiled(storage.reset_rows, self.device, mutates=True) if compile else storage.reset_rows
+        #: The most finished games a compiled frame resets row by row (more: the whole-batch reset).
+        self._reset_rows_max = max(1, num_envs // 16)
         self.action_set = action_set
         self.reward_kind = reward
         self.max_frames = max_frames
@@ -305,6 +309,32 @@ class Arena:
         return self._finish(self._all, done, actions, acc, terminal, truncated)
 
     # --- raw controller frames (docs/design.md "Motion: raw controller frames") ---
+    def _reset_compiled_games(self, end: storage.DecisionEnd, done: torch.Tensor, ended: int,
+                              fe: FrameAndEnd) -> storage.DecisionEnd:
+        """A compiled arena's reset of the ``ended`` games where ``done`` holds. Up to :attr:`_reset_rows_max` of
+        them (a few dozen of 4,096 a frame, when a level-9 CPU hits a standing Fox every second or so) are reset in
+        place, row by row (:func:`~melee_agent.arena.episodes.reset_rows`); more, or the first call, through the
+        whole-batch graph (:func:`~melee_agent.arena.episodes.reset_finished`), which the first call compiles now,
+        on a state the frame's graph made, rather than at the first game's end. Both make the same games."""
+        c = self._consts
+        consts = (c.seed, c.mix, c.neutral, self.T, self.num_actions, c.stages)
+        if not self._reset_compiled:  # both graphs compile (or load) now, out of any timed loop
+            self._reset_compiled = True
+            copy = pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, end)
+            self._reset_rows(copy, torch.zeros(self._reset_rows_max, dtype=torch.long, device=self.device), *consts)
+        if ended == 0 or ended > self._reset_rows_max:
+            return self._reset_finished(end, done, *consts)
+        # A fixed count, so one graph serves every frame: padded by repeating the first ended game, which writes the
+        # same fresh values again.
+        rows = done.nonzero().view(-1)
+        rows = torch.cat((rows, rows[:1].expand(self._reset_rows_max - ended)))
+        # What the frame and the decision report (its info, the observation before the reset) must not change with
+        # the state.
+        reported = fe._replace(step=fe.step._replace(state=None), end=end._replace(state=None))
+        end = end._replace(state=storage.distinct_leaves(end.state, reported))
+        nxt = self._reset_rows(end, rows, *consts)
+        return end._replace(next=nxt)
+
     def _fight_only(self, what: str) -> None:
         if not self.whole_games:
             raise ValueError(f"{what} plays fights only (game='fight'), not {self.game!r}")
@@ -369,10 +399,9 @@ class Arena:
             # Only the last frame can have ended a game (it left someone ready). The first call runs the
             # reset graph whatever ``done`` says (where nothing ended it changes nothing), so that it compiles
             # now, on a state the frame's graph made, rather than at the first game's end.
-            if not self._reset_compiled or bool(f.done.any()):
-                self._reset_compiled = True
-                c = self._consts
-                end = self._reset_finished(end, f.done, c.seed, c.mix, c.neutral, self.T, self.num_actions, c.stages)
+            ended = int(f.done.sum())
+            if not self._reset_compiled or ended:
+                end = self._reset_compiled_games(end, f.done, ended, fe)
             self._macro = MacroProgress(f.ready, cur, mf, acc)
             self.state = end.state
             end = self._in_layout(end)

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import torch
 from melee.enums import Action
 from torch import Tensor
+from torch.utils import _pytree as pytree
 
 from melee_agent.arena import libmelee_data as d
 from melee_agent.arena.cpu.levels import LevelMix
@@ -113,6 +114,42 @@ def reset_finished(end: DecisionEnd, done: Tensor, seed: Tensor, mix: LevelMix, 
     state = reset_envs(end.state, done, seed, mix, neutral, stages)
     fresh = observe(state.players, state.game.previous_action, T, num_actions)
     return end._replace(state=state, next=torch.where(done.unsqueeze(1), fresh, end.final))
+
+
+def reset_rows(end: DecisionEnd, rows: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor, T: Tables,
+               num_actions: int, stages: StageMix | None = None) -> Tensor:
+    """Fresh episodes in the environments ``rows`` (``[K]`` indices, repeats allowed), written into ``end.state``'s
+    tensors in place; returns ``next``: ``end.final`` with the fresh observation in those rows.
+
+    What :func:`reset_finished` does for ``done = isin(arange(B), rows)``, touching ``K`` rows instead of all ``B``:
+    the rows are gathered, reset by the same :func:`reset_envs` and written back. A fresh episode is a function of
+    its environment's id, episode count and the seed (:class:`~melee_agent.arena.draws.ResetDraws`), so a repeated
+    row writes the same values twice. ``end.state``'s tensors must not alias each other (the caller checks:
+    :func:`distinct_leaves`).
+    """
+    leaves, spec = pytree.tree_flatten(end.state)
+    rows_state = pytree.tree_unflatten([x.index_select(0, rows) if isinstance(x, Tensor) else x for x in leaves], spec)
+    everyone = torch.ones(rows.shape[0], dtype=torch.bool, device=rows.device)
+    fresh = reset_envs(rows_state, everyone, seed, mix, neutral, stages)
+    for x, y in zip(leaves, pytree.tree_leaves(fresh)):
+        if isinstance(x, Tensor):
+            x.index_copy_(0, rows, y)
+    return end.final.index_copy(0, rows, observe(fresh.players, fresh.game.previous_action, T, num_actions))
+
+
+def distinct_leaves(state: EnvState, *others: object) -> EnvState:
+    """``state`` with every tensor its own (a copy where two fields share memory, or where one shares memory with a
+    tensor of ``others``, which an in-place reset would change too): what :func:`reset_rows` writes into."""
+    seen = {t.untyped_storage().data_ptr() for o in others for t in pytree.tree_leaves(o) if isinstance(t, Tensor)}
+    out = []
+    for x in pytree.tree_leaves(state):
+        if not isinstance(x, Tensor):  # None, in older torch's pytree
+            out.append(x)
+            continue
+        ptr = x.untyped_storage().data_ptr()
+        out.append(x.clone() if ptr in seen else x)
+        seen.add(ptr)
+    return pytree.tree_unflatten(out, pytree.tree_structure(state))
 
 
 def finish_decision(state: EnvState, ready: Tensor, done: Tensor, action: Tensor, reward: Tensor, T: Tables,

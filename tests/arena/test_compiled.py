@@ -11,8 +11,13 @@ from melee_agent.arena.env_state import AGENT, CPU
 
 def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge",
           cpu_level: int | list[int] = 9, max_frames: int | None = None,
-          cpu: str = "designed", seed: int = 3, **kw) -> list[tuple[torch.Tensor, ...]]:
+          cpu: str = "designed", seed: int = 3, resets: dict[str, int] | None = None,
+          **kw) -> list[tuple[torch.Tensor, ...]]:
+    """``calls`` steps of random actions; ``resets``, where given, counts the compiled arena's resets by kind."""
     env = Arena(48, cpu_level=cpu_level, seed=seed, compile=compile, game=game, max_frames=max_frames, cpu=cpu, **kw)
+    if resets is not None:
+        env._reset_rows, env._reset_finished = (_counted(f, name, resets) for f, name in
+                                                ((env._reset_rows, "rows"), (env._reset_finished, "whole")))
     env.reset()
     gen = torch.Generator().manual_seed(1)
     out = []
@@ -29,10 +34,21 @@ def _play(compile: bool, calls: int, lockstep: bool, game: str = "dodge",
     return out
 
 
+def _counted(fn, name: str, counts: dict[str, int]):
+    def call(*args):
+        counts[name] = counts.get(name, 0) + 1
+        return fn(*args)
+    return call
+
+
 @pytest.mark.slow
 def test_compiled_step_async_plays_the_same_games_as_eager():
-    eager, fused = _play(False, 400, lockstep=False), _play(True, 400, lockstep=False)
+    """Frame for frame, with the finished games reset both ways: a few at a time row by row, in place (what a
+    level-9 CPU makes of a large batch), and many at once through the whole-batch graph."""
+    resets: dict[str, int] = {}
+    eager, fused = _play(False, 400, lockstep=False), _play(True, 400, lockstep=False, resets=resets)
     assert sum(int(e[2].sum()) for e in eager) > 0  # episodes ended (and reset) along the way
+    assert resets["rows"] > 10 and resets["whole"] > 1, resets  # the first call, and frames where many games ended
     for e, c in zip(eager, fused):
         torch.testing.assert_close(c[0], e[0], atol=1e-5, rtol=0)  # observations
         torch.testing.assert_close(c[1], e[1])  # rewards
@@ -154,12 +170,15 @@ def test_each_compiled_arena_function_traces_as_one_graph(game, cpu):
     # The raw functions in place of the compiled ones: the arena takes its compiled path and hands them its arguments.
     env._frame_and_end, env._reset_finished = recorded(frame_and_end), recorded(storage.reset_finished)
     env._frame_async, env._finish_decision = recorded(frame_async), recorded(storage.finish_decision)
+    env._reset_rows, env._reset_rows_max = recorded(storage.reset_rows), 8  # every end but the first call
     env.reset()
     gen = torch.Generator().manual_seed(0)
     for _ in range(20):  # past the 30-frame clock: games end and reset
         env.step_async(torch.randint(0, env.num_actions, (8,), generator=gen))
     env.step(torch.zeros(8, dtype=torch.long))
-    assert set(calls) == {"frame_and_end", "reset_finished", "frame_async", "finish_decision"}
+    assert set(calls) == {"frame_and_end", "reset_finished", "reset_rows", "frame_async", "finish_decision"}
     for name, (fn, args) in calls.items():
+        if name == "reset_rows":  # it writes into the state: copies of it (inference tensors are read-only here)
+            args = torch.utils._pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, args)
         explained = torch._dynamo.explain(fn)(*args)
         assert explained.graph_break_count == 0 and explained.graph_count == 1, (name, explained.break_reasons)
