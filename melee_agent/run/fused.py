@@ -142,7 +142,7 @@ class FusedTrainer:
         """One chunk: play (``player``, default the first), write the rows, take the train steps they earn."""
         cfg, trainer = self.cfg, self.trainer
         player = player or self.player
-        rows, stats = player.play(self.actor, cfg.fused.chunk_frames, uniform=self.learner.train_steps == 0)
+        rows, stats = player.play(self.actor, cfg.fused.chunk_frames)
         self._write(rows)
         step = self.learner.train_steps
         now = time.monotonic()

@@ -130,11 +130,11 @@ def test_act_refresh_steps_acts_with_the_online_weights_of_the_last_multiple_of_
 
     steps_at_play = []
 
-    def play_checked(actor, frames):
+    def play_checked(actor, frames, **kw):
         steps = fused.learner.train_steps
         steps_at_play.append(steps)
         assert torch.equal(weights(actor), at_multiples[steps - steps % k]), f"stale actor at step {steps}"
-        return play(actor, frames)
+        return play(actor, frames, **kw)
 
     fused.learner.step, fused.player.play = step, play_checked
     fused.work(0.0, chunks=40)
