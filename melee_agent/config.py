@@ -156,7 +156,8 @@ class TrainConfig:
     # Both games: more games (fights) or one-minute episodes (dodging) at level 9, for the model alone (its
     # headline figure; the Untouchable paper measured level 9 only).
     final_games_level_9: int = 1_000
-    # The final report plays the scripted baselines (noop, random; fights add dodger and fighter) beside
+    # The final report plays the scripted baselines (noop, random; dodging adds dodger and roller, fights dodger
+    # and fighter) beside
     # the model. They do not depend on the model: runs compared with each other may leave them out.
     final_baselines: bool = True
     # Arena only: at most this many evaluation games or episodes play side by side (more wait for a free one).

@@ -55,10 +55,16 @@ def compiled(fn: Callable, device: torch.device | str = "cpu", mutates: bool = F
 
     def call(*args: Any) -> Any:
         if not build:
-            probe = pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, args) if mutates else args
+            probe = cloned(args) if mutates else args
             build.append(builder(pytree.tree_structure(fn(*probe))))
         return build[0](iter(flat(*args)))
     return call
+
+
+def cloned(tree: Any) -> Any:
+    """``tree`` (NamedTuples, tuples, lists) with every tensor copied: what a function that writes into its inputs
+    may play on without touching the originals."""
+    return pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, tree)
 
 
 def _flattened(fn: Callable) -> Callable:

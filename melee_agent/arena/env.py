@@ -33,13 +33,12 @@ import dataclasses
 from typing import Callable, Sequence
 
 import torch
-from torch.utils import _pytree as pytree
 
 from melee_agent.envs.actions import get_action_set
 from melee_agent.arena import episodes as storage
 from melee_agent.arena.async_step import (FrameAndEnd, FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
                                           ko_causes, macro_of, pads_frame)
-from melee_agent.arena.compiled import compiled
+from melee_agent.arena.compiled import cloned, compiled
 from melee_agent.arena.cpu.levels import LevelMix, LevelTable, check_levels
 from melee_agent.arena.env_state import AGENT, CPU, EnvState, where
 from melee_agent.arena.fight.frame import FightConsts, check_cpu
@@ -308,7 +307,6 @@ class Arena:
         self._opponents_restart(done)
         return self._finish(self._all, done, actions, acc, terminal, truncated)
 
-    # --- raw controller frames (docs/design.md "Motion: raw controller frames") ---
     def _reset_compiled_games(self, end: storage.DecisionEnd, done: torch.Tensor, ended: int,
                               fe: FrameAndEnd) -> storage.DecisionEnd:
         """A compiled arena's reset of the ``ended`` games where ``done`` holds. Up to :attr:`_reset_rows_max` of
@@ -320,8 +318,7 @@ class Arena:
         consts = (c.seed, c.mix, c.neutral, self.T, self.num_actions, c.stages)
         if not self._reset_compiled:  # both graphs compile (or load) now, out of any timed loop
             self._reset_compiled = True
-            copy = pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, end)
-            self._reset_rows(copy, torch.zeros(self._reset_rows_max, dtype=torch.long, device=self.device), *consts)
+            self._reset_rows(cloned(end), torch.zeros(self._reset_rows_max, dtype=torch.long, device=self.device), *consts)
         if ended == 0 or ended > self._reset_rows_max:
             return self._reset_finished(end, done, *consts)
         # A fixed count, so one graph serves every frame: padded by repeating the first ended game, which writes the
@@ -335,6 +332,7 @@ class Arena:
         nxt = self._reset_rows(end, rows, *consts)
         return end._replace(next=nxt)
 
+    # --- raw controller frames (docs/design.md "Motion: raw controller frames") ---
     def _fight_only(self, what: str) -> None:
         if not self.whole_games:
             raise ValueError(f"{what} plays fights only (game='fight'), not {self.game!r}")
@@ -396,9 +394,8 @@ class Arena:
                     break
                 start = torch.zeros_like(start)
             end = fe.end
-            # Only the last frame can have ended a game (it left someone ready). The first call runs the
-            # reset graph whatever ``done`` says (where nothing ended it changes nothing), so that it compiles
-            # now, on a state the frame's graph made, rather than at the first game's end.
+            # Only the last frame can have ended a game (it left someone ready). The first call compiles the reset
+            # graphs whatever ``done`` says (see _reset_compiled_games).
             ended = int(f.done.sum())
             if not self._reset_compiled or ended:
                 end = self._reset_compiled_games(end, f.done, ended, fe)

@@ -157,6 +157,7 @@ def test_each_compiled_arena_function_traces_as_one_graph(game, cpu):
     ``dataclasses.fields`` call in the Marth CPU cost a fight ~20% of its frames per second so)."""
     from melee_agent.arena import episodes as storage  # noqa: PLC0415
     from melee_agent.arena.async_step import frame_and_end, frame_async  # noqa: PLC0415
+    from melee_agent.arena.compiled import cloned  # noqa: PLC0415
 
     env = Arena(8, cpu_level=[1, 9], seed=0, compile=True, game=game, max_frames=30, cpu=cpu)
     calls: dict[str, tuple] = {}  # name -> (the function, its first arguments)
@@ -179,6 +180,6 @@ def test_each_compiled_arena_function_traces_as_one_graph(game, cpu):
     assert set(calls) == {"frame_and_end", "reset_finished", "reset_rows", "frame_async", "finish_decision"}
     for name, (fn, args) in calls.items():
         if name == "reset_rows":  # it writes into the state: copies of it (inference tensors are read-only here)
-            args = torch.utils._pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, args)
+            args = cloned(args)
         explained = torch._dynamo.explain(fn)(*args)
         assert explained.graph_break_count == 0 and explained.graph_count == 1, (name, explained.break_reasons)
