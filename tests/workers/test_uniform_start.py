@@ -4,6 +4,7 @@ an untrained network's greedy action is one fixed macro whatever it sees, and wh
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from melee_agent.arena import Arena
@@ -22,6 +23,7 @@ def _always(action: int) -> DuelingDQN:
     return model
 
 
+@pytest.mark.slow
 def test_uniform_play_spreads_over_every_action_and_greedy_play_keeps_the_networks():
     model = _always(2)
     assert model(torch.rand(4, 27)).argmax(1).tolist() == [2, 2, 2, 2]
