@@ -79,6 +79,9 @@ def _check_width(stored: dict[str, int], learner: Learner, what: str) -> None:
     """A clear error where the run's stored network and the one this config builds differ in shape."""
     have = learner.online.sizes()
     if stored != have:
-        diff = ", ".join(f"{k} {stored.get(k)} (the config: {have[k]})" for k in have if stored.get(k) != have[k])
+        keys = sorted(set(stored) | set(have))
+        diff = ", ".join(f"{k} {stored.get(k, 0)} (the config: {have.get(k, 0)})" for k in keys
+                         if stored.get(k, 0) != have.get(k, 0))
         raise ValueError(f"--resume: {what} holds a network of another shape: {diff}; resume with the run's own "
-                         "settings (its config.json: learner.shared, learner.stream, env.action_set)")
+                         "settings (its config.json: learner.shared, learner.stream, learner.action_embed, "
+                         "env.action_set)")

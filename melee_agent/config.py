@@ -59,6 +59,9 @@ class LearnerConfig:
     # The network's width (melee_agent/rl/model.py): the shared layer's units and each stream's hidden units.
     shared: int = 128
     stream: int = 512
+    # A learned vector of this many floats for each fighter's action id, beside the state (0: none). The state
+    # holds an action as id / 400, where neighbouring ids can be moves that need opposite answers.
+    action_embed: int = 0
     # Each row's reward is multiplied by this in the TD target (y = scale * r + discount * Q'). Adam is
     # nearly blind to a loss's scale, so what it changes is where TD errors meet the Huber loss's
     # huber_delta: 0.1 keeps a fight's stock rewards (1 per stock) inside its quadratic part.
@@ -448,6 +451,7 @@ RANGES: dict[str, str] = {
     "learner.batch_size": _AT_LEAST_1, "learner.gamma": _FRACTION, "learner.lr": _POSITIVE,
     "learner.grad_clip": _POSITIVE, "learner.target_sync": _AT_LEAST_1, "learner.metrics_every": _AT_LEAST_1,
     "learner.huber_delta": _POSITIVE, "learner.shared": _AT_LEAST_1, "learner.stream": _AT_LEAST_1,
+    "learner.action_embed": _AT_LEAST_0,
     "learner.reward_scale": _POSITIVE,
     "env.cpu_level": _LEVEL, "env.cpu_levels": _LEVELS, "env.level_weights": _WEIGHTS,
     "env.stage_weights": _WEIGHTS,

@@ -114,8 +114,9 @@ class Arena:
         self._reset_finished = compiled(storage.reset_finished, self.device) if compile else storage.reset_finished
         self._reset_compiled = False
         self._reset_rows = compiled(storage.reset_rows, self.device, mutates=True) if compile else storage.reset_rows
-        #: The most finished games a compiled frame resets row by row (more: the whole-batch reset).
-        self._reset_rows_max = max(1, num_envs // 16)
+        #: The most finished games a compiled frame resets row by row (more: the whole-batch reset). 0 under
+        #: 32 games, where resetting the whole batch costs no more and a second graph would only add compile time.
+        self._reset_rows_max = num_envs // 16
         self.action_set = action_set
         self.reward_kind = reward
         self.max_frames = max_frames
@@ -316,9 +317,9 @@ class Arena:
         on a state the frame's graph made, rather than at the first game's end. Both make the same games."""
         c = self._consts
         consts = (c.seed, c.mix, c.neutral, self.T, self.num_actions, c.stages)
-        if not self._reset_compiled:  # both graphs compile (or load) now, out of any timed loop
-            self._reset_compiled = True
+        if not self._reset_compiled and self._reset_rows_max:  # both graphs compile (or load) now, out of timed loops
             self._reset_rows(cloned(end), torch.zeros(self._reset_rows_max, dtype=torch.long, device=self.device), *consts)
+        self._reset_compiled = True
         if ended == 0 or ended > self._reset_rows_max:
             return self._reset_finished(end, done, *consts)
         # A fixed count, so one graph serves every frame: padded by repeating the first ended game, which writes the

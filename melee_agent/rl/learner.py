@@ -152,7 +152,8 @@ class Learner:
         from torch's global generator)."""
         if model is None:
             with seeded(seed) if seed is not None else contextlib.nullcontext():
-                model = DuelingDQN(state_dim, num_actions, shared=cfg.shared, stream=cfg.stream)
+                model = DuelingDQN(state_dim, num_actions, shared=cfg.shared, stream=cfg.stream,
+                                   action_embed=cfg.action_embed)
         return cls(replay, num_actions, device, batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr,
                    grad_clip=cfg.grad_clip, target_sync=cfg.target_sync, metrics_every=cfg.metrics_every,
                    huber_delta=cfg.huber_delta, reward_scale=cfg.reward_scale, model=model, beta_steps=beta_steps,

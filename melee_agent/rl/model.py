@@ -7,6 +7,12 @@ Architecture (Parr 2017, after Wang et al. 2016)::
     A(x) = W_a2 relu(W_a1 h)                 # 128 -> 512 -> |A|
     Q(x, a) = V(x) + A(x, a) - mean_a' A(x, a')   (the mean per sample)
 
+With ``action_embed = k`` (``learner.action_embed``), x is the state followed by a learned k-vector for each
+fighter's action id (read back from its column, id / 400): ``x = [s, E[id_agent], E[id_opponent]]``. The state
+gives the action as one number, so moves with neighbouring ids (Marth's up tilt 56, down tilt 57) lie 0.0025
+apart, and a network that reads them as a line must learn a very steep step to tell them apart
+(docs/results/dodging.md, "What hits the kept model at level 9"). The file's state layout is unchanged.
+
 Example::
 
     >>> import torch
@@ -29,7 +35,7 @@ from torch import nn
 
 from melee_agent.io.files import atomic_write_bytes
 from melee_agent.io.safetensors_header import HeaderError, read_metadata
-from melee_agent.envs.state import LAYOUTS, STATE_DIM, STATE_LAYOUT
+from melee_agent.envs.state import LAYOUTS, PLAYER_DIM, STATE_DIM, STATE_FIELDS, STATE_LAYOUT
 
 MODEL_SCHEMA = "melee-agent/model/1"
 #: The stage a model file that records none trained on: every file made before stages were recorded
@@ -37,22 +43,47 @@ MODEL_SCHEMA = "melee-agent/model/1"
 DEFAULT_STAGE = "final_destination"
 
 
+_ACTION_FIELD = next(i for i, f in enumerate(STATE_FIELDS) if f.name == "action")
+#: The state's columns holding the agent's and the opponent's action ids (scaled by 1/400), in every layout.
+ACTION_COLUMNS = (_ACTION_FIELD, PLAYER_DIM + _ACTION_FIELD)
+ACTION_SCALE = STATE_FIELDS[_ACTION_FIELD].scale
+#: Action ids an embedding has rows for: libmelee's Action values are below 400 (ids at or past it share the last).
+ACTION_IDS = int(ACTION_SCALE)
+
+
 class DuelingDQN(nn.Module):
-    def __init__(self, state_dim: int = STATE_DIM, num_actions: int = 5, shared: int = 128, stream: int = 512):
+    def __init__(self, state_dim: int = STATE_DIM, num_actions: int = 5, shared: int = 128, stream: int = 512,
+                 action_embed: int = 0):
         super().__init__()
+        if action_embed < 0:
+            raise ValueError(f"action_embed must be 0 (none) or more, got {action_embed}")
         self.state_dim, self.num_actions, self.shared_size, self.stream_size = state_dim, num_actions, shared, stream
-        self.shared = nn.Sequential(nn.Linear(state_dim, shared), nn.ReLU())
+        self.action_embed_size = action_embed
+        if action_embed:
+            self.action_embed = nn.Embedding(ACTION_IDS, action_embed)
+        self.shared = nn.Sequential(nn.Linear(state_dim + 2 * action_embed, shared), nn.ReLU())
         self.value = nn.Sequential(nn.Linear(shared, stream), nn.ReLU(), nn.Linear(stream, 1))
         self.advantage = nn.Sequential(nn.Linear(shared, stream), nn.ReLU(), nn.Linear(stream, num_actions))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        h = self.shared(obs)
+        h = self.shared(self.features(obs))
         adv = self.advantage(h)
         return self.value(h) + adv - adv.mean(dim=-1, keepdim=True)
 
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        """The shared layer's input: the state, and with ``action_embed`` both fighters' action embeddings."""
+        if not self.action_embed_size:
+            return obs
+        ids = (obs[..., list(ACTION_COLUMNS)] * ACTION_SCALE).round().long().clamp(0, ACTION_IDS - 1)
+        return torch.cat((obs, self.action_embed(ids).flatten(-2)), dim=-1)
+
     def sizes(self) -> dict[str, int]:
-        return {"state_dim": self.state_dim, "num_actions": self.num_actions,
-                "shared": self.shared_size, "stream": self.stream_size}
+        """The constructor's arguments (``action_embed`` only where set, so earlier files read the same)."""
+        out = {"state_dim": self.state_dim, "num_actions": self.num_actions,
+               "shared": self.shared_size, "stream": self.stream_size}
+        if self.action_embed_size:
+            out["action_embed"] = self.action_embed_size
+        return out
 
 
 def sizes_of_weights(weights: dict[str, torch.Tensor]) -> dict[str, int]:
@@ -61,9 +92,12 @@ def sizes_of_weights(weights: dict[str, torch.Tensor]) -> dict[str, int]:
     >>> sizes_of_weights(DuelingDQN(num_actions=5, shared=64).state_dict())
     {'state_dim': 27, 'num_actions': 5, 'shared': 64, 'stream': 512}
     """
-    shared, state_dim = weights["shared.0.weight"].shape
+    shared, width = weights["shared.0.weight"].shape
     num_actions, stream = weights["advantage.2.weight"].shape
-    return {"state_dim": int(state_dim), "num_actions": int(num_actions), "shared": int(shared), "stream": int(stream)}
+    embed = int(weights["action_embed.weight"].shape[1]) if "action_embed.weight" in weights else 0
+    out = {"state_dim": int(width) - 2 * embed, "num_actions": int(num_actions), "shared": int(shared),
+           "stream": int(stream)}
+    return out | ({"action_embed": embed} if embed else {})
 
 
 def model_to_bytes(

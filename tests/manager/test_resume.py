@@ -30,6 +30,9 @@ def test_resume_with_another_network_width_names_it(tmp_path):
     with pytest.raises(ValueError, match=r"published model .*another shape: stream 512 \(the config: 256\)"):
         Trainer(load_config("small", ["learner.stream=256"]), tmp_path, resume=True)
     assert Trainer(load_config("small"), tmp_path, resume=True).resumed_from.startswith("model")
+    # A setting only the resuming config has is named too (the stored file's sizes lack it).
+    with pytest.raises(ValueError, match=r"another shape: action_embed 0 \(the config: 8\)"):
+        Trainer(load_config("small", ["learner.action_embed=8"]), tmp_path, resume=True)
 
 
 def test_resume_of_an_empty_folder_says_there_is_nothing_to_resume(tmp_path):

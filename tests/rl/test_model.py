@@ -112,3 +112,31 @@ def test_the_manager_publishes_its_configs_input_delay_in_every_model(tmp_path):
     trainer = Trainer(cfg, tmp_path / "run")
     assert model_from_bytes(trainer.model.data)[1]["delay_frames"] == 18
     assert load_model(tmp_path / "run" / "model.safetensors")[1]["delay_frames"] == 18
+
+
+def test_an_action_embedding_reads_each_fighters_action_id_from_the_state():
+    """``action_embed``: the shared layer reads the state and a learned vector for each fighter's action id (ids
+    read back from id / 400 exactly, for every id), and the file rebuilds the same network."""
+    from melee_agent.envs.state import STATE_NAMES
+    from melee_agent.rl.model import ACTION_COLUMNS, sizes_of_weights
+
+    assert [STATE_NAMES[c] for c in ACTION_COLUMNS] == ["agent_action", "opponent_action"]
+    torch.manual_seed(0)
+    net = DuelingDQN(num_actions=5, action_embed=4)
+    ids = torch.arange(400)
+    obs = torch.zeros(400, 27)
+    obs[:, ACTION_COLUMNS[0]] = (ids.float() / 400.0).to(torch.float32)
+    obs[:, ACTION_COLUMNS[1]] = ((399 - ids).float() / 400.0).to(torch.float32)
+    x = net.features(obs)
+    assert x.shape == (400, 35) and torch.equal(x[:, :27], obs)
+    assert torch.equal(x[:, 27:31], net.action_embed.weight[ids]) and torch.equal(x[:, 31:], net.action_embed.weight[399 - ids])
+    # Neighbouring ids (Marth's up tilt 56, down tilt 57) get unrelated vectors, not points on a line.
+    assert not torch.allclose(x[56, 27:31], x[57, 27:31])
+    assert sizes_of_weights(net.state_dict()) == net.sizes() == {"state_dim": 27, "num_actions": 5, "shared": 128,
+                                                               "stream": 512, "action_embed": 4}
+    assert "action_embed" not in DuelingDQN().sizes()  # files without it read as before
+    loaded, meta = model_from_bytes(model_to_bytes(net, version=1, train_step=0, action_set="untouchable"))
+    assert meta["sizes"]["action_embed"] == 4
+    torch.testing.assert_close(loaded(obs), net.eval()(obs))
+    with pytest.raises(ValueError, match="action_embed"):
+        DuelingDQN(action_embed=-1)
