@@ -160,8 +160,8 @@ class TrainConfig:
     # headline figure; the Untouchable paper measured level 9 only).
     final_games_level_9: int = 1_000
     # The final report plays the scripted baselines (noop, random; dodging adds dodger and roller, fights dodger
-    # and fighter) beside
-    # the model. They do not depend on the model: runs compared with each other may leave them out.
+    # and fighter) beside the model. They do not depend on the model: runs compared with each other may leave
+    # them out.
     final_baselines: bool = True
     # Arena only: at most this many evaluation games or episodes play side by side (more wait for a free one).
     # An eager arena's frame costs about the same from 90 to 1,800 environments (31.7 ms at 90, 30.2 at 900, 35.1
