@@ -13,6 +13,7 @@ import torch
 from melee_agent.config import ConfigError, load_config
 from melee_agent.io.safetensors_header import read_metadata
 from melee_agent.manager.trainer import Trainer
+from melee_agent.rl.model import DuelingDQN, save_model
 from melee_agent.rl.seeds import MAX_SEED, derive
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,9 +55,16 @@ def test_two_fused_runs_from_one_seed_write_the_same_checks_report_and_model(tmp
 
 @pytest.mark.slow
 def test_two_evals_of_one_model_from_one_seed_are_identical_and_another_seed_plays_other_games(tmp_path):
+    # An untrained network, so that level 9 hits it within the 5-second episodes and the games show their seed (the
+    # shipped dodging model is untouched in all of them, whatever the seed).
+    torch.manual_seed(0)
+    model = tmp_path / "untrained.safetensors"
+    save_model(model, DuelingDQN(num_actions=5, action_embed=16), version=1, train_step=1, action_set="untouchable",
+               delay_frames=0)
+
     def evaluate(seed: int, name: str) -> dict:
         out = tmp_path / f"{name}.json"
-        proc = subprocess.run([*CLI, "eval", "--policy", "pretrained:dodge", "--episodes", "4", "--cpu-level", "9",
+        proc = subprocess.run([*CLI, "eval", "--policy", str(model), "--episodes", "4", "--cpu-level", "9",
                                "--set", "env.max_frames=300", "--seed", str(seed), "--json", str(out), "--no-progress"],
                               cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
