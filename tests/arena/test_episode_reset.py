@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.utils import _pytree as pytree
 
 from melee_agent.arena import Arena
 from melee_agent.arena import episodes as storage
@@ -25,3 +26,23 @@ def test_the_next_observation_of_a_reset_game_is_its_new_states(game):
     assert not torch.equal(new[done], end.final[done])  # the reset moved them
     assert torch.equal(out.next[done], new[done])
     assert torch.equal(out.next[~done], end.final[~done])  # the others go on from where they were
+
+
+def test_distinct_leaves_copies_exactly_the_tensors_that_share_memory():
+    env = Arena(8, cpu_level=9, seed=0, game="dodge", cpu="melee")
+    env.reset()
+    s = env.state
+    x = s.players.position_x
+    shared_within = s._replace(players=s.players._replace(position_y=x.view(-1).view(8, 2)))  # a view of another field
+    outside = torch.zeros(3)
+    shared_outside = s._replace(game=s.game._replace(tick=outside[:1].expand(8)))  # shares memory with a report
+    own = storage.distinct_leaves(s, (outside, None), [torch.ones(2)])
+    assert all(a is b for a, b in zip(pytree.tree_leaves(own), pytree.tree_leaves(s)))  # nothing shared: kept
+    out = storage.distinct_leaves(shared_within, (outside,))
+    assert out.players.position_x is x and out.players.position_y is not x  # the later of the two is copied
+    assert torch.equal(out.players.position_y, x) and out.players.position_y.untyped_storage().data_ptr() != (
+        x.untyped_storage().data_ptr())
+    out = storage.distinct_leaves(shared_outside, {"report": None}, (outside,))
+    assert out.game.tick.untyped_storage().data_ptr() != outside.untyped_storage().data_ptr()
+    assert torch.equal(out.game.tick, shared_outside.game.tick)
+    assert type(out) is type(s) and type(out.game) is type(s.game)
