@@ -31,7 +31,7 @@ from melee_agent.arena.env_state import AGENT, CPU, EnvState
 from melee_agent.arena.fight.frame import FightConsts, fight_frame, fight_frame_pads
 from melee_agent.arena.fight.pads import Pads
 from melee_agent.arena.dodge.frame import game_frame
-from melee_agent.arena.episodes import DecisionEnd, close_decision
+from melee_agent.arena.episodes import DecisionEnd, close_decision, reset_first_rows
 from melee_agent.arena.dodge.tables import Tables
 from melee_agent.envs.rewards import frame_outcome
 from melee_agent.envs.vecenv import StepInfo, step_info
@@ -208,6 +208,27 @@ def frame_and_end(state: EnvState, start: torch.Tensor, actions: torch.Tensor, a
     end = close_decision(f.state, f.ready, f.action.float(), f.totals.reward, T, num_actions)
     info = decision_info(end, f.ready, f.done, f.totals, f.terminal, f.truncated, ko_cause, c)
     return FrameAndEnd(f._replace(state=end.state), end, info)
+
+
+class FrameEndReset(NamedTuple):
+    """:class:`FrameAndEnd` with the first finished games already reset, and the ones left."""
+
+    frame: FrameAndEnd  # ``end.state`` and ``end.next`` after the reset; ``info`` and ``end.final`` before it
+    left: torch.Tensor  # [B]: games that ended and were not reset (more than the graph's rows ended at once)
+
+
+def frame_end_and_reset(state: EnvState, start: torch.Tensor, actions: torch.Tensor, acc: Totals, cur: torch.Tensor,
+                        mf: torch.Tensor, c: FrameConsts, T: Tables, num_actions: int, rows: int) -> FrameEndReset:
+    """:func:`frame_and_end`, then fresh games in the first ``rows`` environments whose game ended
+    (:func:`~melee_agent.arena.episodes.reset_first_rows`), all in one graph.
+
+    For games that end on most frames (dodging: each episode ends at the first hit, so at B = 4,096 against a
+    level-9 CPU about 55 end on every frame): a separate reset graph after the frame cost a dodging frame about
+    12% of its time (measured at B = 4,096), its ``rows`` in the frame's graph far less.
+    """
+    fe = frame_and_end(state, start, actions, acc, cur, mf, c, T, num_actions)
+    end, left = reset_first_rows(fe.end, fe.step.done, rows, c.seed, c.mix, c.neutral, T, num_actions, c.stages)
+    return FrameEndReset(FrameAndEnd(fe.step._replace(state=end.state), end, fe.info), left)
 
 
 def ko_causes(state: EnvState) -> torch.Tensor:

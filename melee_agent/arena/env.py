@@ -36,7 +36,8 @@ import torch
 
 from melee_agent.envs.actions import get_action_set
 from melee_agent.arena import episodes as storage
-from melee_agent.arena.async_step import (FrameAndEnd, FrameConsts, MacroProgress, Totals, decision_info, frame_and_end, frame_async,
+from melee_agent.arena.async_step import (FrameAndEnd, FrameConsts, MacroProgress, Totals, decision_info, frame_and_end,
+                                          frame_end_and_reset, frame_async,
                                           ko_causes, macro_of, pads_frame)
 from melee_agent.arena.compiled import cloned, compiled
 from melee_agent.arena.cpu.levels import LevelMix, LevelTable, check_levels
@@ -117,6 +118,11 @@ class Arena:
         #: The most finished games a compiled frame resets row by row (more: the whole-batch reset). 0 under
         #: 32 games, where resetting the whole batch costs no more and a second graph would only add compile time.
         self._reset_rows_max = num_envs // 16
+        #: Games that end on most frames (dodging: at the first hit) are reset in the frame's own graph, the first
+        #: this many a frame (:func:`~.async_step.frame_end_and_reset`); fights, whose games end on few frames, in a
+        #: second graph on those frames only (:meth:`_reset_compiled_games`).
+        self._rows_in_frame = 0 if game_of(self.game).whole_games else self._reset_rows_max
+        self._frame_end_reset = compiled(frame_end_and_reset, self.device) if compile and self._rows_in_frame else None
         self.action_set = action_set
         self.reward_kind = reward
         self.max_frames = max_frames
@@ -333,6 +339,15 @@ class Arena:
         nxt = self._reset_rows(end, rows, *consts)
         return end._replace(next=nxt)
 
+    def _reset_left(self, end: storage.DecisionEnd, left: torch.Tensor) -> storage.DecisionEnd:
+        """The games a frame's graph ended but did not reset (more ended than its rows), through the whole-batch
+        graph; the first call compiles it (or loads it) whatever ``left`` says, out of timed loops."""
+        c = self._consts
+        self._reset_compiled = True
+        reset = self._reset_finished(end._replace(final=end.next), left, c.seed, c.mix, c.neutral, self.T,
+                                     self.num_actions, c.stages)
+        return end._replace(state=reset.state, next=reset.next)
+
     # --- raw controller frames (docs/design.md "Motion: raw controller frames") ---
     def _fight_only(self, what: str) -> None:
         if not self.whole_games:
@@ -387,8 +402,12 @@ class Arena:
         acc, cur, mf = self._macro.totals, self._macro.action, self._macro.frame
         if self._frame_and_end is not None and self.on_frame is None:
             while True:  # compiled: each frame and the end of the decisions it finishes in one call
-                fe = self._frame_and_end(self.state, start, actions, acc, cur, mf, self._consts, self.T,
-                                         self.num_actions)
+                if self._frame_end_reset is not None:
+                    fe, left = self._frame_end_reset(self.state, start, actions, acc, cur, mf, self._consts, self.T,
+                                                     self.num_actions, self._rows_in_frame)
+                else:
+                    fe = self._frame_and_end(self.state, start, actions, acc, cur, mf, self._consts, self.T,
+                                             self.num_actions)
                 f = fe.step
                 self.state, acc, cur, mf = f.state, f.totals, f.action, f.frame  # end.state (see frame_and_end)
                 if bool(f.ready.any()):
@@ -397,9 +416,13 @@ class Arena:
             end = fe.end
             # Only the last frame can have ended a game (it left someone ready). The first call compiles the reset
             # graphs whatever ``done`` says (see _reset_compiled_games).
-            ended = int(f.done.sum())
-            if not self._reset_compiled or ended:
-                end = self._reset_compiled_games(end, f.done, ended, fe)
+            if self._frame_end_reset is not None:
+                if not self._reset_compiled or bool(left.any()):
+                    end = self._reset_left(end, left)
+            else:
+                ended = int(f.done.sum())
+                if not self._reset_compiled or ended:
+                    end = self._reset_compiled_games(end, f.done, ended, fe)
             self._macro = MacroProgress(f.ready, cur, mf, acc)
             self.state = end.state
             end = self._in_layout(end)

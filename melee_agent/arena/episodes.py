@@ -127,14 +127,58 @@ def reset_rows(end: DecisionEnd, rows: Tensor, seed: Tensor, mix: LevelMix, neut
     row writes the same values twice. ``end.state``'s tensors must not alias each other (the caller checks:
     :func:`distinct_leaves`).
     """
-    leaves, spec = pytree.tree_flatten(end.state)
-    rows_state = pytree.tree_unflatten([x.index_select(0, rows) if isinstance(x, Tensor) else x for x in leaves], spec)
     everyone = torch.ones(rows.shape[0], dtype=torch.bool, device=rows.device)
-    fresh = reset_envs(rows_state, everyone, seed, mix, neutral, stages)
+    leaves, fresh = _fresh_rows(end.state, rows, everyone, seed, mix, neutral, stages)
     for x, y in zip(leaves, pytree.tree_leaves(fresh)):
         if isinstance(x, Tensor):
             x.index_copy_(0, rows, y)
     return end.final.index_copy(0, rows, observe(fresh.players, fresh.game.previous_action, T, num_actions))
+
+
+def _fresh_rows(state: EnvState, rows: Tensor, reset: Tensor, seed: Tensor, mix: LevelMix, neutral: Tensor,
+                stages: StageMix | None) -> tuple[list, EnvState]:
+    """``state``'s leaves, and the rows ``rows`` of it gathered, with fresh episodes where ``reset`` (``[K]``) holds."""
+    leaves, spec = pytree.tree_flatten(state)
+    rows_state = pytree.tree_unflatten([x.index_select(0, rows) if isinstance(x, Tensor) else x for x in leaves], spec)
+    return leaves, reset_envs(rows_state, reset, seed, mix, neutral, stages)
+
+
+def first_rows(done: Tensor, k: int) -> tuple[Tensor, Tensor]:
+    """The first ``k`` environments where ``done`` holds, as ``[k]`` indices (padded by repeating the first of them),
+    and ``done`` without them (the ones beyond the first ``k``).
+
+    Static shapes, so a compiled graph can hold it: the ``j``-th done environment is where the running count of
+    ``done`` first reaches ``j`` (a binary search of the count). Where nothing is done every index is the last row.
+
+    >>> rows, left = first_rows(torch.tensor([False, True, False, True, True]), 2)
+    >>> rows.tolist(), left.tolist()
+    ([1, 3], [False, False, False, False, True])
+    """
+    count = done.long().cumsum(0)
+    wanted = torch.arange(1, k + 1, device=done.device, dtype=count.dtype)
+    rows = torch.searchsorted(count, wanted).clamp(max=done.shape[0] - 1)
+    rows = torch.where(wanted <= count[-1], rows, rows[0])
+    return rows, done & (count > k)
+
+
+def reset_first_rows(end: DecisionEnd, done: Tensor, k: int, seed: Tensor, mix: LevelMix, neutral: Tensor,
+                     T: Tables, num_actions: int, stages: StageMix | None = None) -> tuple[DecisionEnd, Tensor]:
+    """``end`` with fresh episodes in the first ``k`` environments where ``done`` holds, and ``next`` seeing them;
+    and the finished games left (``[B]``: those beyond the first ``k``, which the caller resets).
+
+    :func:`reset_rows` as a pure function, for a compiled frame's own graph: gathering, resetting and writing back
+    ``k`` rows costs a graph little, where a second graph called after the frame costs its call, its guards and a
+    check that the state shares no memory with what the frame reports. Where nothing is done the rows are written
+    back unchanged.
+    """
+    rows, left = first_rows(done, k)
+    reset = done.any().expand(k)
+    leaves, fresh = _fresh_rows(end.state, rows, reset, seed, mix, neutral, stages)
+    spec = pytree.tree_structure(end.state)
+    state = pytree.tree_unflatten([x.index_copy(0, rows, y) if isinstance(x, Tensor) else x
+                                   for x, y in zip(leaves, pytree.tree_leaves(fresh))], spec)
+    fresh_obs = observe(fresh.players, fresh.game.previous_action, T, num_actions)
+    return end._replace(state=state, next=end.final.index_copy(0, rows, fresh_obs)), left
 
 
 def _storages(tree: object, into: set[int]) -> set[int]:

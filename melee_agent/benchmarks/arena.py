@@ -6,11 +6,15 @@ noop holds 3 frames), random actions, and Dueling
 DQN action selection (argmax over Q for the environments whose decision is due, as a worker
 does). The simulator runs compiled (``Arena(compile=True)``) unless ``--eager``; compiling
 happens before the clock starts. One Dolphin at full speed plays 60 frames per second.
+
+``--side-by-side GAME`` compares two games' arenas instead: noop, in one process, taking half-second
+turns, so that the host's drift over a run falls on both alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from typing import Any
@@ -31,6 +35,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="B = 1 and 64, 0.5 s each (for tests)")
     p.add_argument("--eager", action="store_true", help="run the simulator op by op instead of compiled")
     p.add_argument("--game", default="dodge", choices=("dodge", "fight"), help="the arena's game (default: %(default)s)")
+    p.add_argument("--side-by-side", default=None, choices=("dodge", "fight"), metavar="GAME",
+                   help="instead of the three loops: --game's arena and GAME's, noop, in one process taking "
+                        "half-second turns for --seconds each, and the ratio of their frames/s (the host's drift, "
+                        "seen at 9-14.5 ms a call for the same work, then falls on both alike)")
     p.add_argument("--delay", type=flags.nonneg_int, default=0, help="input delay in frames (default: %(default)s)")
     p.add_argument("--cpu", default="melee", choices=("melee", "designed"),
                    help="the CPU on port 1: Melee's own (what the configs train against) or the designed one "
@@ -90,6 +98,58 @@ def _measure(B: int, kind: str, seconds: float, device: str, compile: bool, game
             "x_one_dolphin": frames / dt / 60.0, "frames_per_decision": decision_frames / max(decisions, 1)}
 
 
+TURN_S = 0.5  # one arena's turn in --side-by-side: short beside the host's drift, long beside a call (~15 ms)
+
+
+@torch.inference_mode()
+def _side_by_side(B: int, games: tuple[str, str], seconds: float, device: str, compile: bool, delay: int,
+                  cpu: str) -> dict[str, Any]:
+    """Noop frames/s of two games' arenas in one process, taking :data:`TURN_S` turns until each has played
+    ``seconds``: the median turn's milliseconds a call per game, and the first game's frames/s over the second's."""
+    from melee_agent.arena import Arena  # noqa: PLC0415
+
+    arenas = []
+    for game in games:
+        env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile, game=game, delay_frames=delay, cpu=cpu)
+        env.reset()
+        noop = torch.full((B,), env.noop_index, dtype=torch.long, device=device)
+        for _ in range(5):  # compiling (or loading the compiled graphs) before the clock starts
+            env.step_async(noop)
+        arenas.append((env, noop))
+    turns: list[list[float]] = [[], []]
+    while len(turns[0]) * TURN_S < seconds:
+        for (env, noop), ms in zip(arenas, turns):
+            t0, calls = time.perf_counter(), 0
+            while time.perf_counter() - t0 < TURN_S:
+                env.step_async(noop)
+                calls += 1
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            ms.append(1e3 * (time.perf_counter() - t0) / calls)
+    med = [statistics.median(ms) for ms in turns]
+    return {"envs": B, "games": list(games), "turns": len(turns[0]), "turn_s": TURN_S,
+            "median_ms_per_call": dict(zip(games, med)),
+            "frames_per_s": {g: B / m * 1e3 for g, m in zip(games, med)},
+            "ms_per_call_by_turn": dict(zip(games, turns)), "ratio": med[1] / med[0]}
+
+
+def _run_side_by_side(args: argparse.Namespace, sizes: list[int], seconds: float, compile: bool) -> dict[str, Any]:
+    games = (args.game, args.side_by_side)
+    if args.action_set:
+        raise ValueError("--side-by-side plays each game's own action set: drop --action-set")
+    if games[0] == games[1]:
+        raise ValueError(f"--side-by-side must name the other game than --game ({args.game!r})")
+    rows = [_side_by_side(B, games, seconds, args.device, compile, args.delay, args.cpu) for B in sizes]
+    print(f"noop frames per second side by side, one process, {TURN_S} s turns (CPU {args.cpu} level 9, delay "
+          f"{args.delay}, {args.device}, {'compiled' if compile else 'eager'}, {torch.get_num_threads()} threads)")
+    print(f"{'envs':>6}  {games[0]:>12}  {games[1]:>12}  {games[0] + ' / ' + games[1]:>15}  {'turns':>6}")
+    for r in rows:
+        fps = r["frames_per_s"]
+        print(f"{r['envs']:>6}  {fps[games[0]]:>12,.0f}  {fps[games[1]]:>12,.0f}  {r['ratio']:>15.3f}  {r['turns']:>6}")
+    return {"device": args.device, "torch": torch.__version__, "compiled": compile, "games": list(games),
+            "cpu": args.cpu, "delay_frames": args.delay, "threads": torch.get_num_threads(), "side_by_side": rows}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     envs = args.envs or (GPU_ENVS if args.device.startswith("cuda") else CPU_ENVS)
     try:
@@ -100,6 +160,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if any(b <= 0 for b in sizes):
         raise ValueError(f"--envs must be positive batch sizes, got {envs}")
     compile = not args.eager
+    if args.side_by_side:
+        return _run_side_by_side(args, sizes, seconds, compile)
     from melee_agent.envs.actions import get_action_set  # noqa: PLC0415
     from melee_agent.arena.games import GAMES  # noqa: PLC0415
 

@@ -46,3 +46,39 @@ def test_distinct_leaves_copies_exactly_the_tensors_that_share_memory():
     assert out.game.tick.untyped_storage().data_ptr() != outside.untyped_storage().data_ptr()
     assert torch.equal(out.game.tick, shared_outside.game.tick)
     assert type(out) is type(s) and type(out.game) is type(s.game)
+
+
+@pytest.mark.parametrize("done,k,rows,left", [
+    ([0, 0, 0, 0], 2, None, [0, 0, 0, 0]),  # nothing ended: any rows, written back unchanged
+    ([0, 1, 0, 1], 3, [1, 3, 1], [0, 0, 0, 0]),  # fewer than k: padded with the first
+    ([1, 1, 0, 1], 2, [0, 1], [0, 0, 0, 1]),  # more than k: the rest left for the whole-batch reset
+])
+def test_first_rows_finds_the_first_k_ended_games_and_leaves_the_rest(done, k, rows, left):
+    got_rows, got_left = storage.first_rows(torch.tensor(done, dtype=torch.bool), k)
+    assert got_rows.shape == (k,) and ((got_rows >= 0) & (got_rows < len(done))).all()
+    if rows is not None:
+        assert got_rows.tolist() == rows
+    assert got_left.tolist() == [bool(x) for x in left]
+
+
+def test_reset_first_rows_matches_the_whole_batch_reset_where_it_reaches():
+    """The first k ended games get the whole-batch reset's fresh episodes and next observations; the games beyond
+    them, and those still playing, keep their state."""
+    env = Arena(32, cpu_level=[1, 9], seed=1, game="dodge", cpu="melee")
+    env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        env.step_async(torch.randint(0, env.num_actions, (32,), generator=gen))
+    c = env._consts
+    end = storage.close_decision(env.state, torch.ones(32, dtype=torch.bool), torch.full((32,), 2.0), torch.zeros(32),
+                                 env.T, env.num_actions)
+    done = torch.arange(32) % 4 == 1  # 8 ended: 5 reset here, 3 left
+    whole = storage.reset_finished(end, done, c.seed, c.mix, c.neutral, env.T, env.num_actions, c.stages)
+    out, left = storage.reset_first_rows(end, done, 5, c.seed, c.mix, c.neutral, env.T, env.num_actions, c.stages)
+    reached = done & ~left
+    assert int(reached.sum()) == 5 and int(left.sum()) == 3
+    for a, b, before in zip(pytree.tree_leaves(out.state), pytree.tree_leaves(whole.state), pytree.tree_leaves(end.state)):
+        if isinstance(a, torch.Tensor):
+            assert torch.equal(a[reached], b[reached])
+            assert torch.equal(a[~reached], before[~reached])
+    assert torch.equal(out.next[reached], whole.next[reached]) and torch.equal(out.next[~reached], end.final[~reached])

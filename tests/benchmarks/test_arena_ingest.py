@@ -47,6 +47,23 @@ def test_bench_arena_quick(tmp_path):
 
 
 @pytest.mark.slow
+def test_bench_arena_side_by_side_takes_turns_and_gives_the_ratio(tmp_path):
+    out = tmp_path / "side.json"
+    proc = _bench("arena", out, "--eager", "--game", "dodge", "--side-by-side", "fight")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(out.read_text())
+    assert r["games"] == ["dodge", "fight"] and [x["envs"] for x in r["side_by_side"]] == [1, 64]
+    for row in r["side_by_side"]:
+        by_turn = row["ms_per_call_by_turn"]
+        assert len(by_turn["dodge"]) == len(by_turn["fight"]) == row["turns"] >= 1  # the two took turns, alike
+        fps = row["frames_per_s"]
+        assert row["ratio"] == pytest.approx(fps["dodge"] / fps["fight"])
+    assert "dodge / fight" in proc.stdout
+    same = _bench("arena", out, "--eager", "--game", "fight", "--side-by-side", "fight")
+    assert same.returncode != 0 and "--side-by-side" in same.stderr
+
+
+@pytest.mark.slow
 def test_bench_ingest_quick(tmp_path):
     out, temp = tmp_path / "ingest.json", tmp_path / "temp"
     temp.mkdir()
