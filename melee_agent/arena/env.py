@@ -118,9 +118,8 @@ class Arena:
         #: The most finished games a compiled frame resets row by row (more: the whole-batch reset). 0 under
         #: 32 games, where resetting the whole batch costs no more and a second graph would only add compile time.
         self._reset_rows_max = num_envs // 16
-        #: Games that end on most frames (dodging: at the first hit) are reset in the frame's own graph, the first
-        #: this many a frame (:func:`~.async_step.frame_end_and_reset`); fights, whose games end on few frames, in a
-        #: second graph on those frames only (:meth:`_reset_compiled_games`).
+        #: Dodging games (ended at the first hit, so on most frames) reset in the frame's own graph, this many a
+        #: frame at most (:func:`~.async_step.frame_end_and_reset`); fights in a second graph (:meth:`_reset_compiled_games`).
         self._rows_in_frame = 0 if game_of(self.game).whole_games else self._reset_rows_max
         self._frame_end_reset = compiled(frame_end_and_reset, self.device) if compile and self._rows_in_frame else None
         self.action_set = action_set
