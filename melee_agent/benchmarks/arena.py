@@ -47,14 +47,20 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="the action set played (default: the game's own: untouchable for dodge, fight for fight)")
 
 
+def _arena(B: int, device: str, compile: bool, game: str, delay: int, cpu: str, action_set: str | None = None):
+    """The arena every loop of this bench plays: ``B`` environments against the CPU at level 9, seed 0."""
+    from melee_agent.arena import Arena  # noqa: PLC0415
+
+    return Arena(B, cpu_level=9, device=device, seed=0, compile=compile, game=game, delay_frames=delay,
+                 action_set=action_set, cpu=cpu)
+
+
 @torch.inference_mode()
 def _measure(B: int, kind: str, seconds: float, device: str, compile: bool, game: str = "dodge",
              delay: int = 0, action_set: str | None = None, cpu: str = "melee") -> dict[str, float]:
-    from melee_agent.arena import Arena  # noqa: PLC0415
     from melee_agent.rl.model import DuelingDQN  # noqa: PLC0415
 
-    env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile, game=game, delay_frames=delay,
-                action_set=action_set, cpu=cpu)
+    env = _arena(B, device, compile, game, delay, cpu, action_set)
     obs = env.reset()
     torch.manual_seed(0)  # the same (untrained) network every run, so runs compare
     model = DuelingDQN(num_actions=env.num_actions).to(device).eval()
@@ -106,11 +112,9 @@ def _side_by_side(B: int, games: tuple[str, str], seconds: float, device: str, c
                   cpu: str) -> dict[str, Any]:
     """Noop frames/s of two games' arenas in one process, taking :data:`TURN_S` turns until each has played
     ``seconds``: the median turn's milliseconds a call per game, and the first game's frames/s over the second's."""
-    from melee_agent.arena import Arena  # noqa: PLC0415
-
     arenas = []
     for game in games:
-        env = Arena(B, cpu_level=9, device=device, seed=0, compile=compile, game=game, delay_frames=delay, cpu=cpu)
+        env = _arena(B, device, compile, game, delay, cpu)
         env.reset()
         noop = torch.full((B,), env.noop_index, dtype=torch.long, device=device)
         for _ in range(5):  # compiling (or loading the compiled graphs) before the clock starts
