@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from melee.enums import Action
+from melee.enums import Action, Character
 
 from melee_agent.arena import Arena
 from melee_agent.arena.fight.ground import PASS_DELAY
+from melee_agent.arena.fight.measured import MEASURED
 from melee_agent.arena.stages import stage_named
 from tests.fight_kit import AGENT, CPU, fight, frames, place
 
@@ -38,6 +39,9 @@ def _trace(env: Arena, n: int, fox: dict | None = None, first: dict | None = Non
     return out
 
 
+FOX_BOX = MEASURED[Character.FOX]["ecb_air"]  # Fox's collision box bottom above his position, falling
+
+
 def _air(env: Arena, **fields) -> None:
     """Fox airborne and falling, its collision box unlocked."""
     place(env, AGENT, **{"on_ground": 0.0, "action": FALLING, "jumps_left": 1.0, **fields})
@@ -51,8 +55,8 @@ def test_landing_on_a_platform_from_above():
     t = _trace(env, 20)
     landed = next(i for i, f in enumerate(t) if f[2] > 0)
     assert t[landed][1] == pytest.approx(LEFT.height) and t[landed][3] == LANDING
-    # By the collision box: the position dips below the platform (by less than Fox's box bottom, 4) before it lands.
-    assert LEFT.height - 4.0 < t[landed - 1][1] < LEFT.height and t[landed - 1][2] == 0
+    # By the collision box: the position dips below the platform (by less than Fox's box bottom) before it lands.
+    assert LEFT.height - FOX_BOX < t[landed - 1][1] < LEFT.height and t[landed - 1][2] == 0
     assert all(f[1] == pytest.approx(LEFT.height) and f[2] == 1 for f in t[landed:])  # it stays up there
 
 
@@ -69,7 +73,37 @@ def test_passing_through_a_platform_from_below_and_landing_on_it_coming_down():
     _air(env, position_x=-40.0, position_y=10.0, speed_y=2.2)
     t = _trace(env, 60)
     landed = next(i for i, f in enumerate(t) if f[2] > 0)
-    assert max(f[1] for f in t) + 4.0 < LEFT.height + 2.0 and t[landed][1] == 0.0
+    assert max(f[1] for f in t) + FOX_BOX < LEFT.height + 2.0 and t[landed][1] == 0.0
+
+
+def test_a_double_jump_lands_by_its_own_box_bottom():
+    """The box's bottom follows the action (fight/measured.py): a double jump's lies higher than a fall's, so from
+    the same height and speed the position sinks deeper below the platform, and lands a frame later."""
+    landed, dips = {}, {}
+    for name, action in (("fall", FALLING), ("double jump", float(Action.JUMPING_ARIAL_FORWARD.value))):
+        env = _arena()
+        _air(env, position_x=-40.0, position_y=LEFT.height + 1.0, speed_y=-2.8, action=action, action_frame=5.0)
+        t = _trace(env, 6)
+        landed[name] = next(i for i, f in enumerate(t) if f[2] > 0)
+        assert t[landed[name]][1] == pytest.approx(LEFT.height)
+        dips[name] = LEFT.height - t[landed[name] - 1][1]
+    assert landed["double jump"] == landed["fall"] + 1
+    assert dips["fall"] < FOX_BOX < dips["double jump"] < MEASURED[Character.FOX]["ecb_double_jump"]
+
+
+def test_a_box_that_moves_up_below_a_platform_does_not_land_on_it():
+    """The landing is the box's bottom crossing the platform from the frame before to this one: a fighter falling
+    below a platform as its box unlocks (from its feet to FOX_BOX above them, past the platform's height) falls on
+    through (slippi-js teams_time_p3...winner_blue.slp, Battlefield: Fox air dodges down at game frame 782 right under
+    the left platform, as his jump's lock ends)."""
+    env = _arena()
+    place(env, AGENT, on_ground=0.0, action=float(Action.JUMPING_FORWARD.value), action_frame=10.0, jumps_left=1.0,
+          position_x=-40.0, position_y=LEFT.height - FOX_BOX + 1.0, speed_y=-2.0)
+    fs = env.state.fight
+    env.state = env.state._replace(fight=fs._replace(ecb_lock=torch.ones_like(fs.ecb_lock),
+                                                     ecb_last=torch.zeros_like(fs.ecb_last)))
+    t = _trace(env, 6)
+    assert all(f[2] == 0 for f in t) and t[-1][1] < LEFT.height - 10  # never caught: it fell on below
 
 
 def _standing_on_left(env: Arena) -> None:

@@ -25,13 +25,22 @@ from melee.enums import Character
 #: slide moves by the whole speed, as any wavedash's.
 #: The collision box's bottom above the fighter's position in the air (once its lock after leaving the ground is over):
 #: the game's follows the animation (doldecomp/melee ``mpColl_LoadECB_JObj``: the lowest of six bones, at least 0), so
-#: this one number per character is a simplification. Measured as the value that most landings on flat ground bracket
-#: (the last airborne position lies below the surface by less than it, the next frame's by at least it) in
-#: ``pyslippi_game.slp`` and ``libmelee_test_game_1.slp``: Fox 4.0 (17 of 21 landings out of a jump, a fall, a drop or
-#: an air dodge; double jumps land higher, about 6), Marth 4.2 (15 of 21, aerials included).
+#: a few numbers per character, by what the fighter is doing, are a simplification: ``ecb_air`` for falls, jumps and
+#: the rest, ``ecb_double_jump`` in a double jump (the legs tucked higher), ``ecb_air_dodge`` in an air dodge.
+#: Measured on landings (an airborne frame, more than 11 frames after leaving the ground, out of hitstun, followed by
+#: LANDING or LANDING_SPECIAL on the main floor or a platform) as the value that most of them bracket: the last airborne
+#: position lies below the surface by less than it, and the next frame's, moved by the last frame's change with gravity
+#: (an air dodge's speed by its decay 0.9), by at least it. Read off ../shared/replays and slippi-js's test replays
+#: except ``teams_time_p3_redVSp1p2_blueVSp4_green_winner_blue.slp``, the Battlefield game kept out to check the
+#: figures on (docs/motion.md): Fox 4.4 (79 of 84 landings; 4.4 only), a double jump 6.55 (13 of 20; 6.4-6.7), an air
+#: dodge 4.85 (12 of 17; 4.8-4.9); Marth 3.85 (25 of 29; 3.8-3.9), a double jump 4.75 (3 of 3; 4.2-5.3), an air dodge
+#: 6.35 (4 of 7; 6.0-6.7). Marth's last two rest on few landings. The one number before (Fox 4.0, Marth 4.2) was read
+#: off flat-ground landings of two replays only.
 MEASURED = {
     Character.FOX: dict(dash_run_frame=11, dash_frames=21, run_brake_frames=18, turn_frames=11, turn_flip_frame=6,
-                        squat_frames=7, squat_rv_frames=10, landing_frames=27, squat_dodge_share=1.0, ecb_air=4.0),
+                        squat_frames=7, squat_rv_frames=10, landing_frames=27, squat_dodge_share=1.0, ecb_air=4.4,
+                        ecb_double_jump=6.55, ecb_air_dodge=4.85),
     Character.MARTH: dict(dash_run_frame=15, dash_frames=27, run_brake_frames=26, turn_frames=11, turn_flip_frame=8,
-                          squat_frames=7, squat_rv_frames=8, landing_frames=30, squat_dodge_share=0.5, ecb_air=4.2),
+                          squat_frames=7, squat_rv_frames=8, landing_frames=30, squat_dodge_share=0.5, ecb_air=3.85,
+                          ecb_double_jump=4.75, ecb_air_dodge=6.35),
 }

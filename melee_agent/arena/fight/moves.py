@@ -206,6 +206,8 @@ class Attrs(NamedTuple):
     squat_dodge_share: torch.Tensor  # measured: share of a wavedash out of the jump squat moved on its landing frame
     height: torch.Tensor  # libmelee's body height (characterdata "size"), the hurt capsule's height
     ecb_air: torch.Tensor  # measured: the collision box's bottom above the position in the air, once unlocked
+    ecb_double_jump: torch.Tensor  # measured: the same in a double jump
+    ecb_air_dodge: torch.Tensor  # measured: the same in an air dodge
 
 
 @dataclass(frozen=True)

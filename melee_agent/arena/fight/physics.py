@@ -15,6 +15,8 @@ stage's corner; only one fighter hangs on a ledge at a time (as in Melee); no kn
 
 from __future__ import annotations
 
+from typing import Any
+
 from melee.enums import Action
 from torch import Tensor
 import torch
@@ -37,6 +39,8 @@ PUSH_SPEED = 0.5  # guess: by this much per frame each
 AIRDODGE_DECAY = 0.9  # ftCommonData x33C escapeair_decay (meleelight-decomp-edition meleeCommon.js, read off the disc)
 JUMP_F, JUMP_B = float(Action.JUMPING_FORWARD.value), float(Action.JUMPING_BACKWARD.value)
 PASS = float(Action.PLATFORM_DROP.value)  # dropping through a platform (ftCo_Pass)
+DOUBLE_JUMP_F, DOUBLE_JUMP_B = float(Action.JUMPING_ARIAL_FORWARD.value), float(Action.JUMPING_ARIAL_BACKWARD.value)
+AIR_DODGE = float(Action.AIRDODGE.value)
 
 
 def _drift(ps: PlayerState, pad: Pad, T: FightTable, ok: Tensor) -> Tensor:
@@ -131,10 +135,9 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: Tensor 
         lo = torch.where(up, (on0 * geo.plat_l.unsqueeze(1)).sum(-1), -edge)
         hi = torch.where(up, (on0 * geo.plat_r.unsqueeze(1)).sum(-1), edge)
     x = torch.where(ground & in_move, x.clamp(lo, hi), x)
-    # Landing is by the collision box's bottom (ECB), not the position: in the air, once its lock after leaving the
-    # ground is over (FightState.ecb_lock), it is the character's ecb_air above the position (fight/measured.py).
-    ecb = torch.where((fs.ecb_lock > 0) | ground, 0.0, A.ecb_air)
-    yb0, yb = y0 + ecb, y + ecb
+    # Landing is by the collision box's bottom (ECB, :func:`ecb_bottom`), as it was on the frame before and is now.
+    ecb = ecb_bottom(ps.action, fs.ecb_lock, ground, A)
+    yb0, yb = y0 + fs.ecb_last, y + ecb
     # The stage's sides are walls: an airborne fighter whose box is below the top is pushed out to the side.
     inside = ~ground & (yb < -0.5) & (x.abs() < edge) & ~((yb0 >= 0) & (x0.abs() <= edge))
     x = torch.where(inside, torch.sign(x0 + (x0 == 0).float()) * edge, x)
@@ -155,9 +158,29 @@ def step(ps: PlayerState, fs: FightState, pad: Pad, T: FightTable, edge: Tensor 
         land, 0.0, ps.speed_y)), speed_x_attack=torch.where(live, dkx, kx),
         speed_y_attack=torch.where(land, 0.0, torch.where(live, dky, ky)),
         position_x=x, position_y=torch.where(land, surface, y), on_ground=torch.where(lift, 0.0, ps.on_ground))
-    ps, fs = _land(ps, fs, T, land)
+    ps, fs = _land(ps, fs._replace(ecb_last=torch.where(land, 0.0, ecb)), T, land)
     ps = _push_apart_and_walk_off(ps, T, r, live, ground, lift, on_stage, geo)
     return _catch_ledge(ps, fs, T, edge, live, dy)
+
+
+def ecb_bottom(action: Tensor, ecb_lock: Tensor, ground: Tensor, A: Any) -> Tensor:
+    """How far the collision box's bottom lies above the position: 0 on the ground and while its lock after leaving
+    the ground lasts (FightState.ecb_lock); in the air, the character's measured value for a double jump, an air dodge
+    or anything else (fight/measured.py).
+
+    Example::
+
+        >>> import types, torch
+        >>> A = types.SimpleNamespace(ecb_air=torch.tensor(4.4), ecb_double_jump=torch.tensor(6.55),
+        ...                           ecb_air_dodge=torch.tensor(4.85))
+        >>> act = torch.tensor([float(Action.FALLING.value), float(Action.JUMPING_ARIAL_FORWARD.value),
+        ...                     float(Action.AIRDODGE.value), float(Action.AIRDODGE.value)])
+        >>> [round(v, 2) for v in ecb_bottom(act, torch.tensor([0.0, 0.0, 0.0, 3.0]), torch.tensor([False] * 4), A).tolist()]
+        [4.4, 6.55, 4.85, 0.0]
+    """
+    double = (action == DOUBLE_JUMP_F) | (action == DOUBLE_JUMP_B)
+    air = torch.where(double, A.ecb_double_jump, torch.where(action == AIR_DODGE, A.ecb_air_dodge, A.ecb_air))
+    return torch.where((ecb_lock > 0) | ground, 0.0, air)
 
 
 def _push_apart_and_walk_off(ps: PlayerState, T: FightTable, r: Tensor, live: Tensor, ground: Tensor, lift: Tensor,

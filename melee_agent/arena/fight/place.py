@@ -26,6 +26,7 @@ from melee_agent.arena.fight.fighter import HOP_BUTTON, HOP_SHORT, HOP_STICK, TA
 from melee_agent.arena.fight.moves import FightTable, Slot
 from melee_agent.arena.fight.ground import tilt_timer
 from melee_agent.arena.fight.pads import Pads, read
+from melee_agent.arena.fight.physics import ecb_bottom
 from melee_agent.arena.fight.state import ECB_LOCK
 
 FIELDS = ("position_x", "position_y", "speed_air_x_self", "speed_ground_x_self", "speed_y_self", "action",
@@ -39,6 +40,13 @@ def _column(field: Tensor, port: int, idx: Tensor, value: Any) -> Tensor:
     out = field.clone()
     out[idx, port] = torch.as_tensor(value, dtype=field.dtype, device=field.device).expand(idx.shape[0])
     return out
+
+
+def _placed_ecb(T: FightTable, port: int, action: Tensor, lock: Tensor, on_ground: Tensor) -> Tensor:
+    """The collision box's offset a placed fighter had on the frame before: taken as the placed frame's own."""
+    attrs = T.attrs._replace(**{f: getattr(T.attrs, f).view(-1, 2)[0, port]
+                                for f in ("ecb_air", "ecb_double_jump", "ecb_air_dodge")})
+    return ecb_bottom(action, lock, on_ground > 0, attrs)
 
 
 def place(state: EnvState, T: FightTable, port: int, idx: Tensor, fields: dict[str, Any]) -> EnvState:
@@ -77,7 +85,7 @@ def place(state: EnvState, T: FightTable, port: int, idx: Tensor, fields: dict[s
                                   | (action == float(Action.PLATFORM_DROP.value)))
     lock = torch.where(leaving, (ECB_LOCK + 1 - af).clamp(min=0.0), 0.0)
     fnew: dict[str, Any] = dict(hitlag_left=0.0, launch_kb=0.0, helpless=0.0, lcancel_left=0.0, ledge_wait=0.0,
-                                ecb_lock=lock, pass_left=0.0)
+                                ecb_lock=lock, pass_left=0.0, ecb_last=_placed_ecb(T, port, action, lock, on_ground))
     if "controller_state" in fields:
         given = fields["controller_state"]
         frames = [given] if isinstance(given, Pads) else list(given)  # one frame, or the frames up to it

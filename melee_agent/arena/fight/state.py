@@ -97,6 +97,10 @@ class FightState(NamedTuple):
     ecb_lock: Tensor
     """Frames left that the collision box's bottom stays at the fighter's feet after leaving the ground
     (doldecomp/melee ``ftCommon_8007D5D4``: ``ecb_lock = 10``; ``fighter.c`` counts it down and unlocks at 0)."""
+    ecb_last: Tensor
+    """How far the collision box's bottom lay above the position on the frame before (0 on the ground): a landing is
+    the box's bottom crossing a floor from that frame to this one, so a box that moves up as its lock ends, or as the
+    action changes, does not land the fighter on a platform it was below."""
     pass_left: Tensor
     """A squat's platform drop under way: frames left before the drop (0: none; doldecomp/melee ``ftCo_80099F9C`` sets
     the squat's ``mv.co.pass`` countdown, ``ftCo_Squat_IASA`` counts it down and drops at 0)."""
