@@ -20,7 +20,7 @@ from melee_agent.arena.fight import fighter
 from melee_agent.arena.fight.frame import count_down, play
 from melee_agent.arena.fight.moves import AGENT_COL, Slot, row
 from melee_agent.arena.fight.state import Pad
-from tests.fight_kit import AGENT, CPU, EDGE, fight, frames, place
+from tests.fight_kit import AGENT, CPU, EDGE, fight, place
 from tests.recording_controller import held, recording_controller
 
 S = ACTION_SETS["fight"]
@@ -219,20 +219,3 @@ def test_dolphin_plays_every_fight_macro_as_the_table_says():
             assert g["buttons"] == set(f.buttons), a.name
             assert np.sign(round(g["main"][0] - 0.5, 2)) == np.sign(round(f.main_stick[0] - 0.5, 2)), a.name
             assert np.sign(round(g["main"][1] - 0.5, 2)) == np.sign(round(f.main_stick[1] - 0.5, 2)), a.name
-
-
-def test_a_fall_catches_the_ledge_and_an_air_dodge_does_not():
-    """Melee's air dodge never tries the ledge: its collision callback (doldecomp/melee ``ftCo_EscapeAir_Coll``,
-    ``ft_80082C74``) lands it but does not call the cliff catch (``ftCliffCommon_80081298``), as a fall's does."""
-    dodge = row(AGENT_COL, Slot.AIRDODGE)
-    caught = {}
-    for name, fields in (("fall", dict(action=float(Action.FALLING.value), move=-1.0)),
-                         ("air dodge", dict(action=float(Action.AIRDODGE.value), move=float(dodge), action_frame=20.0,
-                                            busy_left=10.0))):
-        env = fight()
-        place(env, CPU, position_x=-70.0, facing=1.0)
-        place(env, AGENT, position_x=EDGE + 5.0, position_y=-10.0, on_ground=0.0, speed_y=-1.0, facing=-1.0,
-              jumps_left=0.0, **fields)
-        frames(env, 3)
-        caught[name] = env.state.players.action[0, AGENT].item() == Action.EDGE_HANGING.value
-    assert caught == {"fall": True, "air dodge": False}

@@ -256,9 +256,7 @@ def _catch_ledge(ps: PlayerState, fs: FightState, T: FightTable, edge: float, li
     x, y = ps.position_x, ps.position_y
     out = x.abs() - edge
     rising_ok = (T.aimed[r] > 0) | (r == slot_row(T, Slot.UP_B))
-    # Not in an air dodge: its collision callback (doldecomp/melee ``ftCo_EscapeAir_Coll``, ``ft_80082C74``) lands it
-    # but never tries the ledge (``ftCliffCommon_80081298``), so it slides onto the stage or falls past the ledge.
-    state_ok = (ps.move < 0) | rising_ok | (r == slot_row(T, Slot.SIDE_B_END))
+    state_ok = ((ps.move < 0) | rising_ok | (r == slot_row(T, Slot.SIDE_B_END)) | (r == slot_row(T, Slot.AIRDODGE)))
     hanging = r == slot_row(T, Slot.LEDGE_HANG)
     side = torch.sign(x)
     # Melee lets one fighter hang on a ledge: the other's hold on this side blocks the catch.
